@@ -1,0 +1,190 @@
+package hashing
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bloomery/bloomery"
+)
+
+func katMessage(n int) []byte {
+	m := make([]byte, n)
+	for i := range m {
+		m[i] = byte(7*i + 3)
+	}
+	return m
+}
+
+func readKAT(t *testing.T, path string, fn func(n int, seed, want uint64)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	rows := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var fs = strings.Fields(line)
+		n, _ := strconv.Atoi(fs[0])
+		seed, _ := strconv.ParseUint(fs[1], 16, 64)
+		want, _ := strconv.ParseUint(fs[2], 16, 64)
+		fn(n, seed, want)
+		rows++
+	}
+	if rows < 50 {
+		t.Fatalf("only %d rows in %s", rows, path)
+	}
+}
+
+// TestXXH3KnownAnswers checks bit-exactness with the reference xxHash
+// 0.8.1 at every length from 0 to 259 and at the long-input boundaries.
+func TestXXH3KnownAnswers(t *testing.T) {
+	readKAT(t, "testdata/xxh3_kat.txt", func(n int, seed, want uint64) {
+		m := katMessage(n)
+		if got := XXH3(seed).Sum64(m); got != want {
+			t.Errorf("XXH3(len=%d, seed=%#x) = %016x, want %016x", n, seed, got, want)
+		}
+		if got := XXH3(seed).Sum64String(string(m)); got != want {
+			t.Errorf("XXH3 string (len=%d) = %016x, want %016x", n, got, want)
+		}
+		if seed == 0 {
+			var zero Hasher
+			if got := zero.Sum64(m); got != want {
+				t.Errorf("zero Hasher is not XXH3 seed 0 at len %d", n)
+			}
+		}
+	})
+}
+
+func TestXXH64KnownAnswers(t *testing.T) {
+	readKAT(t, "testdata/xxh64_kat.txt", func(n int, seed, want uint64) {
+		if got := XXH64(seed).Sum64(katMessage(n)); got != want {
+			t.Errorf("XXH64(len=%d, seed=%#x) = %016x, want %016x", n, seed, got, want)
+		}
+	})
+}
+
+// sipVectors are the reference SipHash-2-4 outputs (Aumasson and Bernstein,
+// siphash24.c): key 00 01 .. 0f, message 00 01 .. (n-1) for n = 0..63.
+var sipVectors = [64]uint64{
+	0x726fdb47dd0e0e31, 0x74f839c593dc67fd, 0x0d6c8009d9a94f5a, 0x85676696d7fb7e2d,
+	0xcf2794e0277187b7, 0x18765564cd99a68d, 0xcbc9466e58fee3ce, 0xab0200f58b01d137,
+	0x93f5f5799a932462, 0x9e0082df0ba9e4b0, 0x7a5dbbc594ddb9f3, 0xf4b32f46226bada7,
+	0x751e8fbc860ee5fb, 0x14ea5627c0843d90, 0xf723ca908e7af2ee, 0xa129ca6149be45e5,
+	0x3f2acc7f57c29bdb, 0x699ae9f52cbe4794, 0x4bc1b3f0968dd39c, 0xbb6dc91da77961bd,
+	0xbed65cf21aa2ee98, 0xd0f2cbb02e3b67c7, 0x93536795e3a33e88, 0xa80c038ccd5ccec8,
+	0xb8ad50c6f649af94, 0xbce192de8a85b8ea, 0x17d835b85bbb15f3, 0x2f2e6163076bcfad,
+	0xde4daaaca71dc9a5, 0xa6a2506687956571, 0xad87a3535c49ef28, 0x32d892fad841c342,
+	0x7127512f72f27cce, 0xa7f32346f95978e3, 0x12e0b01abb051238, 0x15e034d40fa197ae,
+	0x314dffbe0815a3b4, 0x027990f029623981, 0xcadcd4e59ef40c4d, 0x9abfd8766a33735c,
+	0x0e3ea96b5304a7d0, 0xad0c42d6fc585992, 0x187306c89bc215a9, 0xd4a60abcf3792b95,
+	0xf935451de4f21df2, 0xa9538f0419755787, 0xdb9acddff56ca510, 0xd06c98cd5c0975eb,
+	0xe612a3cb9ecba951, 0xc766e62cfcadaf96, 0xee64435a9752fe72, 0xa192d576b245165a,
+	0x0a8787bf8ecb74b2, 0x81b3e73d20b49b6f, 0x7fa8220ba3b2ecea, 0x245731c13ca42499,
+	0xb78dbfaf3a8d83bd, 0xea1ad565322a1a0b, 0x60e61c23a3795013, 0x6606d7e446282b93,
+	0x6ca4ecb15c5f91e1, 0x9f626da15c9625f3, 0xe51b38608ef25f57, 0x958a324ceb064572,
+}
+
+func TestSipHashKnownAnswers(t *testing.T) {
+	var key [16]byte
+	for i := range key {
+		key[i] = byte(i)
+	}
+	h := SipHash(key)
+	msg := make([]byte, 64)
+	for i := range msg {
+		msg[i] = byte(i)
+	}
+	for n, want := range sipVectors {
+		if got := h.Sum64(msg[:n]); got != want {
+			t.Errorf("SipHash-2-4(len=%d) = %016x, want %016x", n, got, want)
+		}
+	}
+}
+
+func TestRestore(t *testing.T) {
+	var key [16]byte
+	key[0] = 42
+	keyed := SipHash(key)
+	other := key
+	other[1] = 1
+
+	if _, err := Restore(AlgSipHash, keyed.Seed(), Expect{}); !errors.Is(err, bloomery.ErrKeyRequired) {
+		t.Fatalf("keyed without key: %v", err)
+	}
+	if h, err := Restore(AlgSipHash, keyed.Seed(), Want(keyed)); err != nil || h.Sum64([]byte("x")) != keyed.Sum64([]byte("x")) {
+		t.Fatalf("keyed with key: %v", err)
+	}
+	if _, err := Restore(AlgSipHash, keyed.Seed(), Want(SipHash(other))); !errors.Is(err, bloomery.ErrIncompatible) {
+		t.Fatalf("wrong key accepted: %v", err)
+	}
+	if _, err := Restore(AlgXXH3, 7, Want(XXH3(8))); !errors.Is(err, bloomery.ErrIncompatible) {
+		t.Fatalf("wrong seed accepted: %v", err)
+	}
+	if _, err := Restore(AlgXXH3, 7, Want(SipHash(key))); !errors.Is(err, bloomery.ErrIncompatible) {
+		t.Fatalf("wrong alg accepted: %v", err)
+	}
+	if _, err := Restore(Alg(99), 7, Expect{}); !errors.Is(err, bloomery.ErrUnsupportedVersion) {
+		t.Fatalf("unknown alg accepted: %v", err)
+	}
+	h, err := Restore(AlgSipHash, keyed.Seed(), Expect{Keyless: true})
+	if err != nil || h.HasKey() {
+		t.Fatalf("keyless restore: %v", err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Sum64 on a keyless hasher did not panic")
+			}
+		}()
+		h.Sum64([]byte("x"))
+	}()
+	if strings.Contains(keyed.String(), "42") && !strings.Contains(keyed.String(), "fingerprint") {
+		t.Error("String leaks key")
+	}
+}
+
+func TestReduceRange(t *testing.T) {
+	for _, n := range []uint64{1, 2, 3, 1000, 1 << 40, ^uint64(0)} {
+		for _, x := range []uint64{0, 1, 1 << 63, ^uint64(0)} {
+			if r := Reduce(x, n); r >= n {
+				t.Fatalf("Reduce(%d,%d)=%d", x, n, r)
+			}
+		}
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	key := []byte("some key of moderate length")
+	s := "another key"
+	var k [16]byte
+	for _, h := range []Hasher{XXH3(1), SipHash(k), XXH64(0), XXH64(5)} {
+		if a := testing.AllocsPerRun(100, func() { h.Sum64(key); h.Sum64String(s) }); a != 0 {
+			t.Errorf("%v: %v allocs", h, a)
+		}
+	}
+}
+
+func BenchmarkSum64(b *testing.B) {
+	var k [16]byte
+	for _, n := range []int{8, 16, 32, 64} {
+		key := katMessage(n)
+		for _, h := range []Hasher{XXH3(0), SipHash(k)} {
+			b.Run(h.Alg().String()+"/len="+strconv.Itoa(n), func(b *testing.B) {
+				b.SetBytes(int64(n))
+				for b.Loop() {
+					h.Sum64(key)
+				}
+			})
+		}
+	}
+}
