@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/codec"
+	"github.com/bloomery/bloomery/hashing"
+)
+
+var buildCmd = &command{
+	name:    "build",
+	summary: "build a filter from keys, one per line",
+	usage: `bloomery build --kind KIND [-n N] [-p P] -o OUT [FILE]
+
+Reads keys, one per line, from FILE or from standard input (FILE absent or
+"-"). Lines are split on '\n', a trailing '\r' is dropped and empty lines are
+skipped. Static families are built from the hashes of all keys (duplicates
+removed); dynamic families are created for N keys and the keys are added.
+-n defaults to the number of distinct keys in the input. The filter is
+written atomically to OUT (temporary file, fsync, rename). A summary goes to
+standard error, with a progress bar when standard error is a terminal.`,
+	flags: func(fs *flag.FlagSet) any {
+		o := &buildOpts{p: fprValue{p: 0.01}}
+		fs.StringVar(&o.kind, "kind", "", "filter family `KIND` (required): "+strings.Join(kindNames(), ", "))
+		fs.Var(&o.n, "n", "design number of keys `N` for dynamic families (default: the number of distinct keys)")
+		fs.Var(&o.p, "p", "target false-positive rate `P`, as 0.01 or 1%")
+		fs.StringVar(&o.out, "o", "", "output filter `file` (required)")
+		o.hash.register(fs, true)
+		return o
+	},
+	run: runBuild,
+}
+
+type buildOpts struct {
+	kind string
+	n    countValue
+	p    fprValue
+	out  string
+	hash hashFlags
+}
+
+// kindNames lists the kinds registered in this build.
+func kindNames() []string {
+	var names []string
+	for _, f := range codec.Families() {
+		names = append(names, f.Kind.String())
+	}
+	return names
+}
+
+// lookupKind resolves a kind name given on the command line to a
+// registered family; an unknown or unregistered name is a usage error.
+func lookupKind(name string) (codec.Family, error) {
+	if name == "" {
+		return codec.Family{}, usagef("--kind is required (one of: %s)", strings.Join(kindNames(), ", "))
+	}
+	k, err := bloomery.ParseKind(name)
+	if err == nil {
+		var fam codec.Family
+		if fam, err = codec.Lookup(k); err == nil {
+			return fam, nil
+		}
+	}
+	return codec.Family{}, usagef("unknown kind %q (this build has: %s)", name, strings.Join(kindNames(), ", "))
+}
+
+func runBuild(e *env, opts any, args []string) error {
+	o := opts.(*buildOpts)
+	if len(args) > 1 {
+		return usagef("at most one input FILE, got %d arguments", len(args))
+	}
+	if o.out == "" {
+		return usagef("-o OUT is required")
+	}
+	fam, err := lookupKind(o.kind)
+	if err != nil {
+		return err
+	}
+	h, err := o.hash.hasher()
+	if err != nil {
+		return err
+	}
+
+	in, name, size := e.stdin, "standard input", int64(0)
+	if len(args) == 1 && args[0] != "-" {
+		file, err := os.Open(args[0])
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		in, name = file, args[0]
+	}
+	cr := &countingReader{r: in}
+	bar := newProgress(e, "reading", size)
+
+	var (
+		f        bloomery.Filter
+		lines    int
+		distinct int
+	)
+	if fam.New != nil && o.n.set {
+		// Dynamic family with a known design size: stream the keys in.
+		a, err := fam.New(o.n.n, o.p.p, h)
+		if err != nil {
+			return fmt.Errorf("create %s filter: %w", fam.Kind, err)
+		}
+		err = forEachKey(cr, func(key []byte) {
+			a.Add(key)
+			lines++
+			if lines&0xfff == 0 {
+				bar.update(cr.n, lines)
+			}
+		})
+		bar.done()
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		f, distinct = a, a.Len()
+	} else {
+		hashes, err := readHashes(cr, h, bar)
+		bar.done()
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		lines = len(hashes)
+		// Sorting groups duplicates to count the distinct keys; neither
+		// a static build nor a series of adds depends on key order.
+		slices.Sort(hashes)
+		distinct = countDistinct(hashes)
+		if fam.Build != nil {
+			if o.n.set && o.n.n != distinct {
+				fmt.Fprintf(e.stderr, "bloomery build: note: %s is static; it is built from the %d distinct keys, -n %d is not used\n", fam.Kind, distinct, o.n.n)
+			}
+			f, err = fam.Build(hashes, o.p.p, h)
+			if err != nil {
+				return fmt.Errorf("build %s filter from %d keys: %w", fam.Kind, distinct, err)
+			}
+		} else {
+			if distinct == 0 {
+				return fmt.Errorf("%s holds no keys; give -n to create an empty %s filter", name, fam.Kind)
+			}
+			a, err := fam.New(distinct, o.p.p, h)
+			if err != nil {
+				return fmt.Errorf("create %s filter for %d keys: %w", fam.Kind, distinct, err)
+			}
+			// Add(key) is AddHash(h.Sum64(key)) by the Filter contract;
+			// the keys were hashed once above with the filter's hasher.
+			for _, x := range hashes {
+				a.AddHash(x)
+			}
+			f = a
+		}
+	}
+
+	data, err := f.AppendBinary(nil)
+	if err != nil {
+		return fmt.Errorf("encode %s filter: %w", fam.Kind, err)
+	}
+	if err := writeFileAtomic(o.out, data); err != nil {
+		return err
+	}
+	st := f.Stats()
+	fmt.Fprintf(e.stderr, "built %s filter %s: %d keys (%d lines), %d bytes (%s), %.2f bits/key, estimated FPR %s\n",
+		fam.Kind, o.out, st.Len, lines, len(data), humanBytes(int64(len(data))), st.BitsPerKey, percent(st.EstimatedFPR))
+	return nil
+}
+
+// readHashes hashes every key of r with h.
+func readHashes(cr *countingReader, h hashing.Hasher, bar *progress) ([]uint64, error) {
+	var hashes []uint64
+	err := forEachKey(cr, func(key []byte) {
+		hashes = append(hashes, h.Sum64(key))
+		if len(hashes)&0xfff == 0 {
+			bar.update(cr.n, len(hashes))
+		}
+	})
+	return hashes, err
+}
+
+// countDistinct counts the distinct values of a sorted slice.
+func countDistinct(sorted []uint64) int {
+	n := 0
+	for i, x := range sorted {
+		if i == 0 || x != sorted[i-1] {
+			n++
+		}
+	}
+	return n
+}

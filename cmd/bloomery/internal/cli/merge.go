@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/codec"
+	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/container"
+)
+
+var mergeCmd = &command{
+	name:    "merge",
+	summary: "write the union of compatible filters",
+	usage: `bloomery merge -o OUT A B...
+
+Writes to OUT the union of the filters A, B, ...: a filter that answers
+"maybe" for every key any input holds. The inputs must be of one mergeable
+family with identical parameters and hashing (kind, layout, hash algorithm,
+seed or key fingerprint, size, probes); otherwise the command names the
+mismatch and writes nothing. Keyed inputs merge without their key unless
+--key-file is given, in which case every input must match that key.`,
+	flags: func(fs *flag.FlagSet) any {
+		o := &mergeOpts{}
+		fs.StringVar(&o.out, "o", "", "output filter `file` (required)")
+		o.hash.register(fs, false)
+		return o
+	},
+	run: runMerge,
+}
+
+type mergeOpts struct {
+	out  string
+	hash hashFlags
+}
+
+func runMerge(e *env, opts any, args []string) error {
+	o := opts.(*mergeOpts)
+	if o.out == "" {
+		return usagef("-o OUT is required")
+	}
+	if len(args) < 2 {
+		return usagef("at least two input filters are required, got %d", len(args))
+	}
+	want := hashing.Expect{Keyless: true}
+	if o.hash.keyFile != "" {
+		var err error
+		if want, err = o.hash.expect(); err != nil {
+			return err
+		}
+	}
+	var (
+		acc   bloomery.Filter
+		first container.Header
+	)
+	for i, path := range args {
+		f, data, err := loadFilter(path, want)
+		if err != nil {
+			return err
+		}
+		h, err := container.Peek(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if i == 0 {
+			acc, first = f, h
+			continue
+		}
+		if err := sameEnvelope(args[0], first, path, h); err != nil {
+			return err
+		}
+		if acc, err = codec.Merge(acc, f); err != nil {
+			return fmt.Errorf("cannot merge %s into %s: %w", path, args[0], err)
+		}
+	}
+	data, err := acc.AppendBinary(nil)
+	if err != nil {
+		return fmt.Errorf("encode merged filter: %w", err)
+	}
+	if err := writeFileAtomic(o.out, data); err != nil {
+		return err
+	}
+	st := acc.Stats()
+	fmt.Fprintf(e.stderr, "merged %d %s filters into %s: %d bytes, fill %.2f%%, estimated FPR %s\n",
+		len(args), acc.Kind(), o.out, len(data), 100*st.FillRatio, percent(st.EstimatedFPR))
+	return nil
+}
+
+// sameEnvelope compares the header fields that two mergeable filters must
+// share and names the first that differs; the family's Merge then checks
+// its own parameters (size, probes...).
+func sameEnvelope(pa string, a container.Header, pb string, b container.Header) error {
+	mismatch := func(what string, va, vb any) error {
+		return fmt.Errorf("cannot merge %s into %s: %s differs (%s has %v, %s has %v): %w",
+			pb, pa, what, pa, va, pb, vb, bloomery.ErrIncompatible)
+	}
+	switch {
+	case a.Kind != b.Kind:
+		return mismatch("kind", a.Kind, b.Kind)
+	case a.Layout != b.Layout:
+		return mismatch("layout version", a.Layout, b.Layout)
+	case a.Hash != b.Hash:
+		return mismatch("hash algorithm", a.Hash, b.Hash)
+	case a.Seed != b.Seed && a.Hash == hashing.AlgSipHash:
+		return mismatch("key fingerprint", fmt.Sprintf("%016x", a.Seed), fmt.Sprintf("%016x", b.Seed))
+	case a.Seed != b.Seed:
+		return mismatch("seed", a.Seed, b.Seed)
+	}
+	return nil
+}
