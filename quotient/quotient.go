@@ -633,8 +633,8 @@ func (f *Filter) Cap() int { return f.capacity }
 func (f *Filter) Slots() int { return int(f.nslots) }
 
 // QuotientBits, RemainderBits and FingerprintBits return q, r and p = q+r.
-func (f *Filter) QuotientBits() int   { return int(f.q) }
-func (f *Filter) RemainderBits() int  { return int(f.r) }
+func (f *Filter) QuotientBits() int    { return int(f.q) }
+func (f *Filter) RemainderBits() int   { return int(f.r) }
 func (f *Filter) FingerprintBits() int { return int(f.p) }
 
 // Hasher returns the filter's hasher.
