@@ -1,0 +1,103 @@
+package codec
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/bloom"
+	"github.com/bloomery/bloomery/hashing"
+)
+
+func init() {
+	Register(Family{
+		Kind:        bloomery.KindBloom,
+		Mutability:  Insert,
+		Description: "standard Bloom filter: k probes over the whole array (64-bit double hashing)",
+		Plan:        planBloom,
+		Decode: func(data []byte, want hashing.Expect) (bloomery.Filter, error) {
+			return bloom.Decode(data, want)
+		},
+		New: func(n int, p float64, h hashing.Hasher) (bloomery.Adder, error) {
+			return bloom.New(bloom.Params{Capacity: n, FPR: p, Hasher: h})
+		},
+		Merge: mergeBloom,
+	})
+	Register(Family{
+		Kind:        bloomery.KindBlocked,
+		Mutability:  Insert,
+		Description: "blocked Bloom filter: all probes in one 512-bit cache line",
+		Plan:        planBlocked,
+		Decode: func(data []byte, want hashing.Expect) (bloomery.Filter, error) {
+			return bloom.DecodeBlocked(data, want)
+		},
+		New: func(n int, p float64, h hashing.Hasher) (bloomery.Adder, error) {
+			return bloom.NewBlocked(bloom.Params{Capacity: n, FPR: p, Hasher: h})
+		},
+		Merge: mergeBlocked,
+	})
+}
+
+func planBloom(n int, p float64) (Plan, error) {
+	f, err := bloom.NewForCapacity(n, p)
+	if err != nil {
+		return Plan{}, err
+	}
+	m, k := float64(f.Bits()), f.K()
+	// A negative query stops at the first clear bit. At design fill x
+	// (= 1 - e^(-kn/m)) probe i is reached with probability x^i, so it
+	// touches sum_{i<k} x^i = (1 - x^k)/(1 - x) lines (about 2 at x=1/2).
+	x := -math.Expm1(-float64(k) * float64(n) / m)
+	return Plan{
+		Kind:       bloomery.KindBloom,
+		BitsPerKey: m / float64(n),
+		Bytes:      int64(f.SizeBytes()),
+		HashFuncs:  k,
+		FPR:        f.DesignFPR(),
+		CacheLines: (1 - math.Pow(x, float64(k))) / (1 - x),
+		Mutability: Insert,
+	}, nil
+}
+
+func planBlocked(n int, p float64) (Plan, error) {
+	f, err := bloom.NewBlockedForCapacity(n, p)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{
+		Kind:       bloomery.KindBlocked,
+		BitsPerKey: float64(f.Bits()) / float64(n),
+		Bytes:      int64(f.SizeBytes()),
+		HashFuncs:  f.K(),
+		FPR:        f.DesignFPR(),
+		CacheLines: 1,
+		Mutability: Insert,
+		Note:       "batch queries overlap misses",
+	}, nil
+}
+
+func mergeBloom(a, b bloomery.Filter) (bloomery.Filter, error) {
+	fa, ok1 := a.(*bloom.Filter)
+	fb, ok2 := b.(*bloom.Filter)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("codec: merge bloom: got %T and %T: %w", a, b, bloomery.ErrIncompatible)
+	}
+	out := fa.Clone()
+	if err := out.Union(fb); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func mergeBlocked(a, b bloomery.Filter) (bloomery.Filter, error) {
+	fa, ok1 := a.(*bloom.Blocked)
+	fb, ok2 := b.(*bloom.Blocked)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("codec: merge blocked: got %T and %T: %w", a, b, bloomery.ErrIncompatible)
+	}
+	out := fa.Clone()
+	if err := out.Union(fb); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
