@@ -123,7 +123,7 @@ func runBuild(e *env, opts any, args []string) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
 		}
-		f, distinct = a, a.Len()
+		f, distinct = a, -1
 	} else {
 		hashes, err := readHashes(cr, h, bar)
 		bar.done()
@@ -168,8 +168,14 @@ func runBuild(e *env, opts any, args []string) error {
 		return err
 	}
 	st := f.Stats()
-	fmt.Fprintf(e.stderr, "built %s filter %s: %d keys (%d lines), %d bytes (%s), %.2f bits/key, estimated FPR %s\n",
-		fam.Kind, o.out, st.Len, lines, len(data), humanBytes(int64(len(data))), st.BitsPerKey, percent(st.EstimatedFPR))
+	keys := fmt.Sprintf("%d distinct keys", distinct)
+	if distinct < 0 {
+		// Streamed: the distinct count is not known; Len counts the
+		// adds the filter reported as new.
+		keys = fmt.Sprintf("%d keys added as new", st.Len)
+	}
+	fmt.Fprintf(e.stderr, "built %s filter %s: %s (%d lines), %d bytes (%s), %.2f bits/key, estimated FPR %s\n",
+		fam.Kind, o.out, keys, lines, len(data), humanBytes(int64(len(data))), st.BitsPerKey, percent(st.EstimatedFPR))
 	return nil
 }
 
