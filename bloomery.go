@@ -28,7 +28,9 @@ const (
 	KindSBBF     Kind = 13 // Parquet split-block Bloom, package sbbf
 	KindScalable Kind = 14 // scalable Bloom, package scalable
 	KindRotating Kind = 15 // time-rotating generations, package rotating
-	kindEnd
+	// kindEnd is one past the last kind. (A bare "kindEnd" here would
+	// repeat "Kind = 15" and silently make KindRotating invalid.)
+	kindEnd = KindRotating + 1
 )
 
 var kindNames = [...]string{
