@@ -755,3 +755,47 @@ func TestProgress(t *testing.T) {
 	nilBar.update(1, 1) // must not panic
 	nilBar.done()
 }
+
+// TestKindNames checks the names scripts pass to --kind: every documented
+// name parses to its persisted value and prints back unchanged.
+func TestKindNames(t *testing.T) {
+	names := []string{"bloom", "blocked", "counting", "cuckoo", "quotient", "ribbon", "xor8",
+		"fuse8", "fuse16", "fuse8-4", "fuse16-4", "gcs", "sbbf", "scalable", "rotating"}
+	for i, name := range names {
+		k, err := bloomery.ParseKind(name)
+		if err != nil || int(k) != i+1 || k.String() != name || !k.Valid() {
+			t.Errorf("%s: kind %d (%v), err %v; want %d", name, k, k, err, i+1)
+		}
+	}
+	if got := len(bloomery.Kinds()); got != len(names) {
+		t.Errorf("bloomery.Kinds() has %d kinds, documented %d", got, len(names))
+	}
+}
+
+func TestMergeThree(t *testing.T) {
+	requireKinds(t, bloomery.KindBloom)
+	dir := t.TempDir()
+	var all [][]byte
+	var files []string
+	for i := range 3 {
+		keys := filtertest.Keys(3000, uint64(20+i))
+		all = append(all, keys...)
+		f := filepath.Join(dir, fmt.Sprintf("%d.blmy", i))
+		mustRun(t, joinKeys(keys), "build", "--kind", "bloom", "-n", "9000", "-o", f)
+		files = append(files, f)
+	}
+	out := filepath.Join(dir, "all.blmy")
+	mustRun(t, "", append([]string{"merge", "-o", out}, files...)...)
+	maybe, no := parseCountLine(t, mustRun(t, joinKeys(all), "query", "--count", out).stdout)
+	if maybe != len(all) || no != 0 {
+		t.Errorf("maybe=%d no=%d", maybe, no)
+	}
+	// The merged filter at its design load reports a normal FPR.
+	f, _, err := loadFilter(out, hashing.Expect{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := f.Stats(); st.Overfilled || st.EstimatedFPR > 0.0115 {
+		t.Errorf("merged stats %+v", st)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/bloomery/bloomery"
@@ -137,7 +139,8 @@ func runInspect(e *env, opts any, args []string) error {
 const maxParamsShown = 64
 
 func writeInspect(w io.Writer, r inspectReport) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	h := r.Header
 	fmt.Fprintf(tw, "file\t%s (%d bytes)\n", r.File, r.Bytes)
 	fmt.Fprintf(tw, "magic\t%s\n", h.Magic)
@@ -176,7 +179,7 @@ func writeInspect(w io.Writer, r inspectReport) error {
 	fmt.Fprintf(tw, "estimated FPR\t%s\n", percent(float64(s.EstimatedFPR)))
 	switch {
 	case s.Overfilled:
-		fmt.Fprintf(tw, "overfill\tOVERFILLED: estimated FPR is %.1fx the design FPR (limit %gx); rebuild larger\n",
+		fmt.Fprintf(tw, "overfill\tOVERFILLED: estimated FPR is %.2fx the design FPR (limit %gx); rebuild larger\n",
 			float64(s.EstimatedFPR)/float64(s.DesignFPR), bloomery.OverfillFactor)
 	case s.DesignFPR > 0:
 		fmt.Fprintf(tw, "overfill\tok: estimated FPR is %.2fx the design FPR (limit %gx)\n",
@@ -187,7 +190,15 @@ func writeInspect(w io.Writer, r inspectReport) error {
 	for _, x := range r.extra {
 		fmt.Fprintf(tw, "%s\t%s\n", x.Name, fmtStat(x.Value))
 	}
-	return tw.Flush()
+	tw.Flush()
+	// The blank separator line keeps one column alignment for both
+	// sections; drop the padding tabwriter gives it.
+	for line := range strings.Lines(buf.String()) {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fmtStat prints whole numbers exactly and others to 6 significant digits.

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/codec"
@@ -51,8 +52,8 @@ func runMerge(e *env, opts any, args []string) error {
 		}
 	}
 	var (
-		acc   bloomery.Filter
-		first container.Header
+		inputs = make([]bloomery.Filter, 0, len(args))
+		first  container.Header
 	)
 	for i, path := range args {
 		f, data, err := loadFilter(path, want)
@@ -64,15 +65,17 @@ func runMerge(e *env, opts any, args []string) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if i == 0 {
-			acc, first = f, h
-			continue
-		}
-		if err := sameEnvelope(args[0], first, path, h); err != nil {
+			first = h
+		} else if err := sameEnvelope(args[0], first, path, h); err != nil {
 			return err
 		}
-		if acc, err = codec.Merge(acc, f); err != nil {
-			return fmt.Errorf("cannot merge %s into %s: %w", path, args[0], err)
-		}
+		inputs = append(inputs, f)
+	}
+	// The family checks its own parameters (size, probes); its error
+	// numbers the inputs in command-line order.
+	acc, err := codec.Merge(inputs...)
+	if err != nil {
+		return fmt.Errorf("cannot merge %s: %w", listNames(args), err)
 	}
 	data, err := acc.AppendBinary(nil)
 	if err != nil {
@@ -108,4 +111,12 @@ func sameEnvelope(pa string, a container.Header, pb string, b container.Header) 
 		return mismatch("seed", a.Seed, b.Seed)
 	}
 	return nil
+}
+
+// listNames joins names as "a, b and c".
+func listNames(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

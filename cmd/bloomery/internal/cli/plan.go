@@ -197,7 +197,7 @@ func recommend(rows []planRow, p float64) []recommendation {
 	var out []recommendation
 	if r, ok := pick(func(r planRow) bool { return r.plan.Mutability != codec.Static }, fewerLines); ok {
 		out = append(out, recommendation{Use: "keys added over time", Kind: r.Kind,
-			Reason: fmt.Sprintf("%s cache line(s) per query, %s", trimFloat(float64(r.CacheLines)), humanBytes(r.Bytes))})
+			Reason: fmt.Sprintf("%s per query, %s", cacheLines(float64(r.CacheLines)), humanBytes(r.Bytes))})
 	}
 	if r, ok := pick(func(r planRow) bool { return r.plan.Mutability == codec.Static }, smaller); ok {
 		out = append(out, recommendation{Use: "all keys known up front", Kind: r.Kind,
@@ -208,6 +208,13 @@ func recommend(rows []planRow, p float64) []recommendation {
 			Reason: fmt.Sprintf("smallest with deletes: %s", humanBytes(r.Bytes))})
 	}
 	return out
+}
+
+func cacheLines(x float64) string {
+	if x == 1 {
+		return "1 cache line"
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64) + " cache lines"
 }
 
 func trimFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
