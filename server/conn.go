@@ -1,0 +1,111 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/bloomery/bloomery/server/internal/command"
+	"github.com/bloomery/bloomery/server/internal/resp"
+)
+
+// flushThreshold bounds the replies buffered while a pipeline is drained.
+const flushThreshold = 64 << 10
+
+type conn struct {
+	s     *Server
+	nc    net.Conn
+	rd    *resp.Reader
+	cc    *command.Conn
+	since time.Time
+	// logged is the log offset already made durable for this client.
+	logged    int64
+	closeOnce sync.Once
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	c := &conn{s: s, nc: nc, since: time.Now()}
+	c.rd = resp.NewReader(nc, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
+	c.cc = &command.Conn{ID: s.nextID.Add(1), Addr: nc.RemoteAddr().String(), W: resp.NewWriter(nc)}
+	if s.cfg.Password != "" {
+		c.rd.SetUnauthenticated(true)
+		c.cc.OnAuth = func() { c.rd.SetUnauthenticated(false) }
+	} else {
+		c.cc.Authed = true
+	}
+	return c
+}
+
+// closeRead makes the connection's pending read fail so its loop exits
+// after the command it is running (used by Shutdown).
+func (c *conn) closeRead() {
+	if tc, ok := c.nc.(*net.TCPConn); ok {
+		tc.CloseRead()
+		return
+	}
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// serve runs the connection: read every queued command, run each, and
+// flush the replies once the pipeline is drained, after making the log
+// durable as far as this client's writes require.
+func (c *conn) serve() {
+	s := c.s
+	defer func() {
+		c.nc.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.connsWG.Done()
+	}()
+	w := c.cc.W
+	for {
+		args, err := c.rd.ReadCommand()
+		if err != nil {
+			var pe *resp.ProtocolError
+			if errors.As(err, &pe) {
+				w.Error(pe.Error())
+				s.log.Debug("protocol error; closing connection", "client", c.cc.Addr, "err", pe.Msg)
+			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed) {
+				s.log.Debug("read error", "client", c.cc.Addr, "err", err)
+			}
+			c.flush()
+			return
+		}
+		if len(args) == 0 {
+			continue
+		}
+		s.env.Exec(c.cc, args)
+		s.totalCommands.Add(1)
+		if c.cc.Close {
+			c.flush()
+			return
+		}
+		if c.rd.Buffered() == 0 || w.Buffered() > flushThreshold {
+			if !c.flush() {
+				return
+			}
+		}
+	}
+}
+
+// flush releases the buffered replies once the log is durable up to this
+// client's last logged command. If the log cannot be made durable the
+// replies are dropped and the connection closed: nothing is acknowledged
+// that could be lost.
+func (c *conn) flush() bool {
+	if c.cc.LogOff > c.logged {
+		if err := c.s.aof.Flush(c.cc.LogOff); err != nil {
+			c.s.log.Error("append-only log write failed; dropping unacknowledged replies", "client", c.cc.Addr, "err", err)
+			c.cc.W.Reset()
+			return false
+		}
+		c.logged = c.cc.LogOff
+	}
+	if err := c.cc.W.Flush(); err != nil {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,307 @@
+// Package command parses and runs the server's commands: the generic
+// Redis commands clients and operators use, RedisBloom's BF.* and CF.*,
+// and Bloomery's BLOOMERY.* extras. Dispatch happens in one place (Exec),
+// which applies, in order: command lookup, the authentication gate, the
+// arity check, the persistence and memory gates, the keyspace lock, the
+// command itself, and the append-only log.
+//
+// Reply texts follow Redis and RedisBloom 8.x exactly; docs/commands.md
+// lists them.
+package command
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/bloomery/bloomery/server/internal/keyspace"
+	"github.com/bloomery/bloomery/server/internal/resp"
+)
+
+// Generic error texts (Redis's).
+const (
+	errWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value"
+	errNoAuth    = "NOAUTH Authentication required."
+	errWrongPass = "WRONGPASS invalid username-password pair or user is disabled."
+	errOOM       = "OOM command not allowed when used memory > 'maxmemory'."
+	errSyntax    = "ERR syntax error"
+	errNotInt    = "ERR value is not an integer or out of range"
+)
+
+// Hooks are what commands need from the server around them.
+type Hooks interface {
+	// Log appends a state-changing command to the append-only log and
+	// returns the log offset just past it.
+	Log(args [][]byte) int64
+	// PersistErr is the persistence failure that stops writes, if any.
+	PersistErr() error
+	// Info renders one INFO section (lower-case name) without its header.
+	Info(section string) string
+	Save() error
+	BGSave() error
+	LastSave() int64
+	// Shutdown stops the server after the current command's reply.
+	Shutdown(save bool) error
+	// Config returns a configuration parameter's value for CONFIG GET.
+	Config(name string) (string, bool)
+	// ClientList renders CLIENT LIST.
+	ClientList() string
+}
+
+// Env is the state shared by all connections.
+type Env struct {
+	Store     *keyspace.Store
+	Hooks     Hooks
+	Password  string
+	MaxMemory uint64
+	// MaxFilterBytes bounds the memory one LOADCHUNK header may make the
+	// server allocate when MaxMemory is 0.
+	MaxFilterBytes uint64
+	// Replaying is set while the log is replayed: nothing is logged and
+	// the memory gate is off.
+	Replaying bool
+	Started   time.Time
+}
+
+// Conn is one client's state.
+type Conn struct {
+	ID      int64
+	Addr    string
+	Name    string
+	LibName string
+	LibVer  string
+	Authed  bool
+	// Close asks the connection loop to flush and close.
+	Close bool
+	// LogOff is the log offset of this client's last logged command: its
+	// replies may be released once the log is durable up to there.
+	LogOff int64
+	W      *resp.Writer
+	// OnAuth is called when the client authenticates (to lift the
+	// reader's pre-auth limits).
+	OnAuth  func()
+	nameBuf [32]byte
+}
+
+// flags
+const (
+	fWrite   = 1 << iota // modifies the keyspace: write lock, logged when dirty
+	fRead                // reads the keyspace: read lock
+	fDenyOOM             // refused when memory is over maxmemory
+	fNoAuth              // allowed before authentication
+)
+
+// Spec describes one command.
+type Spec struct {
+	Name  string // lower case, as in arity errors
+	Arity int    // Redis convention: n exact, -n at least n
+	Flags int
+	// Run executes the command and reports whether it changed the
+	// keyspace (only then is it logged).
+	Run   func(x *Ctx) bool
+	Group string
+	Help  string
+
+	calls  atomic.Uint64
+	errors atomic.Uint64
+	hist   Histogram
+}
+
+// Ctx is what a command runs with.
+type Ctx struct {
+	*Env
+	C    *Conn
+	W    *resp.Writer
+	Args [][]byte
+	// failed records that the reply was a top-level error (for stats).
+	failed bool
+}
+
+// Error writes an error reply.
+func (x *Ctx) Error(msg string) { x.failed = true; x.W.Error(msg) }
+
+func (x *Ctx) arityError() {
+	x.Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", x.spec().Name))
+}
+
+func (x *Ctx) spec() *Spec { return table[strings.ToLower(string(x.Args[0]))] }
+
+var table = map[string]*Spec{}
+
+func register(specs ...*Spec) {
+	for _, s := range specs {
+		if _, dup := table[s.Name]; dup {
+			panic("command: duplicate " + s.Name)
+		}
+		table[s.Name] = s
+	}
+}
+
+// Lookup returns the spec of a command name (any case), or nil.
+func Lookup(name string) *Spec { return table[strings.ToLower(name)] }
+
+// Specs returns every command spec (unordered).
+func Specs() []*Spec {
+	out := make([]*Spec, 0, len(table))
+	for _, s := range table {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Calls, Errors and Hist expose per-command statistics for metrics.
+func (s *Spec) Calls() uint64    { return s.calls.Load() }
+func (s *Spec) Errors() uint64   { return s.errors.Load() }
+func (s *Spec) Hist() *Histogram { return &s.hist }
+func (s *Spec) IsWrite() bool    { return s.Flags&fWrite != 0 }
+
+func lowerInto(buf []byte, b []byte) []byte {
+	if len(b) > len(buf) {
+		return []byte(strings.ToLower(string(b)))
+	}
+	out := buf[:len(b)]
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// Exec runs one command and writes its reply to c.W.
+func (e *Env) Exec(c *Conn, args [][]byte) {
+	name := lowerInto(c.nameBuf[:], args[0])
+	spec := table[string(name)]
+	w := c.W
+	if spec == nil {
+		w.Error(unknownCommand(args))
+		return
+	}
+	if e.Password != "" && !c.Authed && spec.Flags&fNoAuth == 0 {
+		w.Error(errNoAuth)
+		return
+	}
+	if (spec.Arity > 0 && len(args) != spec.Arity) || (spec.Arity < 0 && len(args) < -spec.Arity) {
+		spec.errors.Add(1)
+		w.Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
+		return
+	}
+	if spec.Flags&fWrite != 0 && !e.Replaying {
+		if err := e.Hooks.PersistErr(); err != nil {
+			spec.errors.Add(1)
+			w.Error("MISCONF Errors writing to the append-only log; writes are refused until it works again: " + err.Error())
+			return
+		}
+	}
+	if spec.Flags&fDenyOOM != 0 && e.MaxMemory > 0 && !e.Replaying {
+		e.Store.RLock()
+		over := e.Store.Used() > e.MaxMemory
+		e.Store.RUnlock()
+		if over {
+			spec.errors.Add(1)
+			w.Error(errOOM)
+			return
+		}
+	}
+	start := time.Now()
+	x := Ctx{Env: e, C: c, W: w, Args: args}
+	switch {
+	case spec.Flags&fWrite != 0:
+		e.Store.Lock()
+		if spec.Run(&x) {
+			e.Store.Dirty++
+			if !e.Replaying {
+				c.LogOff = e.Hooks.Log(args)
+			}
+		}
+		e.Store.Unlock()
+	case spec.Flags&fRead != 0:
+		e.Store.RLock()
+		spec.Run(&x)
+		e.Store.RUnlock()
+	default:
+		spec.Run(&x)
+	}
+	spec.hist.Observe(time.Since(start))
+	spec.calls.Add(1)
+	if x.failed {
+		spec.errors.Add(1)
+	}
+}
+
+// unknownCommand renders Redis's message, quoting at most the first
+// arguments (each truncated to 128 bytes, the list to 128 bytes total).
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.WriteString(trunc(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	for _, a := range args[1:] {
+		if b.Len() > 256 {
+			break
+		}
+		b.WriteString("'")
+		b.WriteString(trunc(a, 128-b.Len()%128))
+		b.WriteString("' ")
+	}
+	return b.String()
+}
+
+func trunc(b []byte, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}
+
+// eq reports whether b equals the lower-case word s, ignoring case.
+func eq(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Histogram is a fixed-bucket latency histogram safe for concurrent use.
+type Histogram struct {
+	counts [len(HistBounds) + 1]atomic.Uint64
+	sumNs  atomic.Uint64
+}
+
+// HistBounds are the upper bounds (seconds) of the latency buckets.
+var HistBounds = [...]float64{1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 1e-2, 0.1, 1}
+
+// Observe records one duration.
+func (h *Histogram) Observe(d time.Duration) {
+	s := d.Seconds()
+	i := 0
+	for i < len(HistBounds) && s > HistBounds[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sumNs.Add(uint64(d.Nanoseconds()))
+}
+
+// Snapshot returns the per-bucket (non-cumulative) counts, the last one
+// being +Inf, and the sum in seconds.
+func (h *Histogram) Snapshot() (counts []uint64, sum float64) {
+	counts = make([]uint64, len(h.counts))
+	for i := range h.counts {
+		counts[i] = h.counts[i].Load()
+	}
+	return counts, float64(h.sumNs.Load()) / 1e9
+}

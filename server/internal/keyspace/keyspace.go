@@ -1,0 +1,232 @@
+// Package keyspace holds the server's named filters: a map from key to
+// value, the memory accounting that --maxmemory is checked against, and
+// the snapshot encoding of every value type.
+//
+// Concurrency: the Store embeds a sync.RWMutex. The command dispatcher
+// holds the write lock for every command that may modify the keyspace and
+// the read lock for read-only ones, so values need no locks of their own
+// and every command is atomic. Lock order: Store before the persistence
+// log's locks.
+package keyspace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/server/internal/rbbloom"
+	"github.com/bloomery/bloomery/server/internal/rbcuckoo"
+)
+
+// TYPE names, RedisBloom's.
+const (
+	TypeBloom  = "MBbloom--"
+	TypeCuckoo = "MBbloomCF"
+)
+
+// Value is one stored filter.
+type Value interface {
+	// Type is the name TYPE reports.
+	Type() string
+	// MemBytes is the memory the value accounts for against maxmemory.
+	MemBytes() uint64
+	// Stats describes the filter (INFO, metrics, BLOOMERY.STATS).
+	Stats() bloomery.Stats
+	// ReportedFP is the number of false positives clients reported.
+	ReportedFP() *uint64
+}
+
+// Bloom is a BF.* key.
+type Bloom struct{ *rbbloom.Chain }
+
+func (Bloom) Type() string            { return TypeBloom }
+func (b Bloom) MemBytes() uint64      { return b.Size() }
+func (b Bloom) ReportedFP() *uint64   { return &b.Chain.Reported }
+func (b Bloom) Stats() bloomery.Stats { return b.Chain.Stats() }
+
+// Cuckoo is a CF.* key.
+type Cuckoo struct{ *rbcuckoo.Filter }
+
+func (Cuckoo) Type() string            { return TypeCuckoo }
+func (c Cuckoo) MemBytes() uint64      { return c.Size() }
+func (c Cuckoo) ReportedFP() *uint64   { return &c.Filter.Reported }
+func (c Cuckoo) Stats() bloomery.Stats { return c.Filter.Stats() }
+
+// Store is the keyspace. The zero value is not usable; call New.
+type Store struct {
+	sync.RWMutex
+	m    map[string]Value
+	used uint64
+	// Dirty counts modifications since the last snapshot.
+	Dirty uint64
+}
+
+// New returns an empty store.
+func New() *Store { return &Store{m: make(map[string]Value)} }
+
+// Get returns the value at key (nil if absent). The caller holds a lock.
+func (s *Store) Get(key []byte) Value { return s.m[string(key)] }
+
+// Set stores v at key, replacing and un-accounting any old value.
+func (s *Store) Set(key []byte, v Value) {
+	if old, ok := s.m[string(key)]; ok {
+		s.used -= old.MemBytes()
+	}
+	s.m[string(key)] = v
+	s.used += v.MemBytes()
+}
+
+// Delete removes key and reports whether it existed.
+func (s *Store) Delete(key []byte) bool {
+	old, ok := s.m[string(key)]
+	if ok {
+		s.used -= old.MemBytes()
+		delete(s.m, string(key))
+	}
+	return ok
+}
+
+// Rename moves src to dst (replacing dst); false if src is absent.
+func (s *Store) Rename(src, dst []byte) bool {
+	v, ok := s.m[string(src)]
+	if !ok {
+		return false
+	}
+	if string(src) == string(dst) {
+		return true
+	}
+	s.Delete(dst)
+	delete(s.m, string(src))
+	s.m[string(dst)] = v
+	return true
+}
+
+// Grew accounts for a value whose size changed in place from old to now.
+func (s *Store) Grew(old, now uint64) { s.used += now - old }
+
+// Flush removes every key.
+func (s *Store) Flush() {
+	s.m = make(map[string]Value)
+	s.used = 0
+}
+
+// Len is the number of keys.
+func (s *Store) Len() int { return len(s.m) }
+
+// Used is the accounted memory in bytes.
+func (s *Store) Used() uint64 { return s.used }
+
+// Keys returns all keys, sorted (SCAN's stable order).
+func (s *Store) Keys() []string {
+	ks := make([]string, 0, len(s.m))
+	for k := range s.m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Each calls fn for every key in unspecified order.
+func (s *Store) Each(fn func(key string, v Value)) {
+	for k, v := range s.m {
+		fn(k, v)
+	}
+}
+
+// Snapshot value encoding: type byte, then
+//
+//	bloom:  u64 reported, u32 header length, header, u64 data length, bit arrays
+//	cuckoo: u64 reported, u32 header length, header, u64 data length, slots
+//
+// (header and data are the SCANDUMP header and concatenated chunks).
+const (
+	typeBloom  = 1
+	typeCuckoo = 2
+)
+
+// AppendValue appends v's snapshot encoding.
+func AppendValue(b []byte, v Value) []byte {
+	var hdr []byte
+	var chunk func(off uint64) []byte
+	switch x := v.(type) {
+	case Bloom:
+		b = append(b, typeBloom)
+		hdr = x.AppendHeader(nil)
+		chunk = x.Chunk
+	case Cuckoo:
+		b = append(b, typeCuckoo)
+		hdr = x.AppendHeader(nil)
+		chunk = x.Chunk
+	default:
+		panic(fmt.Sprintf("keyspace: unknown value type %T", v))
+	}
+	b = binary.LittleEndian.AppendUint64(b, *v.ReportedFP())
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(hdr)))
+	b = append(b, hdr...)
+	lenAt := len(b)
+	b = binary.LittleEndian.AppendUint64(b, 0)
+	var off uint64
+	for {
+		c := chunk(off)
+		if c == nil {
+			break
+		}
+		b = append(b, c...)
+		off += uint64(len(c))
+	}
+	binary.LittleEndian.PutUint64(b[lenAt:], off)
+	return b
+}
+
+// DecodeValue parses one snapshot value. limit bounds the memory the
+// value may allocate.
+func DecodeValue(p []byte, limit uint64) (Value, error) {
+	bad := fmt.Errorf("keyspace: value encoding: %w", bloomery.ErrCorrupt)
+	if len(p) < 1+8+4 {
+		return nil, bad
+	}
+	typ := p[0]
+	reported := binary.LittleEndian.Uint64(p[1:])
+	hl := uint64(binary.LittleEndian.Uint32(p[9:]))
+	p = p[13:]
+	if uint64(len(p)) < hl+8 {
+		return nil, bad
+	}
+	hdr := p[:hl]
+	dl := binary.LittleEndian.Uint64(p[hl:])
+	data := p[hl+8:]
+	if uint64(len(data)) != dl {
+		return nil, bad
+	}
+	switch typ {
+	case typeBloom:
+		c, err := rbbloom.FromHeader(hdr, limit)
+		if err != nil {
+			return nil, err
+		}
+		if c.DataLen() != dl {
+			return nil, bad
+		}
+		if err := c.LoadChunk(0, data); err != nil {
+			return nil, err
+		}
+		c.Reported = reported
+		return Bloom{c}, nil
+	case typeCuckoo:
+		f, err := rbcuckoo.FromHeader(hdr, limit)
+		if err != nil {
+			return nil, err
+		}
+		if f.DataLen() != dl {
+			return nil, bad
+		}
+		if err := f.LoadChunk(0, data); err != nil {
+			return nil, err
+		}
+		f.Reported = reported
+		return Cuckoo{f}, nil
+	}
+	return nil, fmt.Errorf("keyspace: unknown value type %d: %w", typ, bloomery.ErrCorrupt)
+}

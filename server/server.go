@@ -1,0 +1,436 @@
+// Package server is Bloomery's Redis-protocol filter server: RESP2 and
+// RESP3 with pipelining, RedisBloom-compatible BF.* and CF.* commands, the
+// generic commands clients and operators use, an append-only log with
+// snapshots, password authentication, memory and client limits, and a
+// Prometheus /metrics handler.
+//
+// Use: New loads the data directory (snapshot, then the log replayed
+// through the normal command path); Serve accepts connections until the
+// listener fails or Shutdown is called; Shutdown closes every connection
+// after its current command and makes the log durable. docs/server.md
+// describes operation, docs/commands.md every command.
+//
+// Concurrency: one goroutine per connection. Commands are atomic: the
+// keyspace is locked for writing by every state-changing command and for
+// reading by the others (see internal/keyspace).
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bloomery/bloomery/server/internal/command"
+	"github.com/bloomery/bloomery/server/internal/keyspace"
+	"github.com/bloomery/bloomery/server/internal/persist"
+	"github.com/bloomery/bloomery/server/internal/resp"
+)
+
+// Config configures a Server. The zero value of every field but Dir has a
+// default.
+type Config struct {
+	// Dir is the data directory (created if missing). Required.
+	Dir string
+	// AppendFsync is the log's fsync policy: "always", "everysec"
+	// (default) or "no".
+	AppendFsync string
+	// Password, when set, is required (AUTH or HELLO AUTH) before any
+	// command but AUTH, HELLO and QUIT.
+	Password string
+	// MaxMemory bounds the filters' memory in bytes (0 = unlimited).
+	// Commands that would exceed it fail with Redis's OOM error.
+	MaxMemory uint64
+	// MaxClients caps simultaneous connections (default 10000).
+	MaxClients int
+	// MaxBulk, MaxArgs and MaxQuery bound one request: bytes of one
+	// argument (default 512 MiB), arguments (default 1M) and total bytes
+	// (default 1 GiB). Over-limit requests get a protocol error and the
+	// connection is closed, as Redis does.
+	MaxBulk, MaxArgs, MaxQuery int
+	// MaxFilterLabels caps the filters that get their own /metrics
+	// series (default 100; the rest are counted in one gauge).
+	MaxFilterLabels int
+	// RewriteMinSize is the log size that triggers a snapshot (and an
+	// empty log) when the log has also doubled since the last one
+	// (default 64 MiB).
+	RewriteMinSize int64
+	// Addr is only reported (INFO tcp_port, CONFIG GET bind).
+	Addr string
+	// Logger receives structured logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is a running filter server.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	env    *command.Env
+	store  *keyspace.Store
+	aof    *persist.Log
+	policy persist.Policy
+
+	mu        sync.Mutex
+	conns     map[*conn]struct{}
+	listeners map[net.Listener]struct{}
+	closing   bool
+	nextID    atomic.Int64
+
+	started        time.Time
+	totalConns     atomic.Uint64
+	rejectedConns  atomic.Uint64
+	totalCommands  atomic.Uint64
+	saveMu         sync.Mutex
+	saving         atomic.Bool
+	lastSave       atomic.Int64
+	lastSaveOK     atomic.Bool
+	lastSaveDur    atomic.Int64
+	rewriteBase    atomic.Int64
+	shutdownOnce   sync.Once
+	shutdownErr    error
+	done           chan struct{}
+	connsWG        sync.WaitGroup
+	loadedKeys     int
+	loadedCommands int
+}
+
+// New opens the data directory, loads the snapshot and replays the log.
+// It refuses to start on a damaged snapshot or a log damaged before its
+// tail (a torn tail is truncated and logged).
+func New(cfg Config) (*Server, error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("server: Config.Dir is required")
+	}
+	policy, err := persist.ParsePolicy(cfg.AppendFsync)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = 10000
+	}
+	if cfg.MaxFilterLabels <= 0 {
+		cfg.MaxFilterLabels = 100
+	}
+	if cfg.RewriteMinSize <= 0 {
+		cfg.RewriteMinSize = 64 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("server: data directory: %w", err)
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, store: keyspace.New(), policy: policy,
+		conns: make(map[*conn]struct{}), listeners: make(map[net.Listener]struct{}),
+		started: time.Now(), done: make(chan struct{}),
+	}
+	s.lastSaveOK.Store(true)
+	s.env = &command.Env{
+		Store: s.store, Hooks: hooks{s}, Password: cfg.Password, MaxMemory: cfg.MaxMemory,
+		MaxFilterBytes: 8 << 30, Started: s.started,
+	}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) load() error {
+	t0 := time.Now()
+	gen := uint64(0)
+	snap, err := persist.ReadSnapshot(s.cfg.Dir)
+	switch {
+	case err == nil:
+		gen = snap.Gen
+		limit := s.env.MaxFilterBytes
+		for _, e := range snap.Entries {
+			v, err := keyspace.DecodeValue(e.Value, limit)
+			if err != nil {
+				return fmt.Errorf("server: snapshot %s/%s, key %q: %w; refusing to start", s.cfg.Dir, persist.SnapshotName, e.Key, err)
+			}
+			s.store.Set([]byte(e.Key), v)
+		}
+		s.lastSave.Store(snap.Unix)
+	case persist.IsNotExist(err):
+		s.lastSave.Store(time.Now().Unix())
+	default:
+		return fmt.Errorf("server: snapshot %s/%s: %w; refusing to start", s.cfg.Dir, persist.SnapshotName, err)
+	}
+	snapKeys := s.store.Len()
+	s.env.Replaying = true
+	rc := &command.Conn{ID: -1, Authed: true, W: resp.NewWriter(nil)}
+	st, err := persist.Replay(s.cfg.Dir, gen, func(args [][]byte) error {
+		rc.W.Reset()
+		s.env.Exec(rc, args)
+		if out := rc.W.Bytes(); len(out) > 0 && out[0] == '-' {
+			msg := strings.TrimSpace(string(out[1:]))
+			if strings.HasPrefix(msg, "ERR unknown command") {
+				return fmt.Errorf("%w: %s", persist.ErrCorruptLog, msg)
+			}
+			s.log.Warn("logged command failed on replay", "command", string(args[0]), "reply", msg)
+		}
+		return nil
+	}, s.log)
+	s.env.Replaying = false
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.loadedKeys = s.store.Len()
+	s.loadedCommands = st.Commands
+	s.store.Dirty = uint64(st.Commands)
+	aof, err := persist.OpenLog(s.cfg.Dir, max(gen, st.LastGen), s.policy, s.log)
+	if err != nil {
+		return err
+	}
+	s.aof = aof
+	s.rewriteBase.Store(aof.Size())
+	s.log.Info("data loaded", "dir", s.cfg.Dir, "snapshot_keys", snapKeys, "snapshot_generation", gen,
+		"log_files", st.Files, "log_commands", st.Commands, "torn_bytes_truncated", st.Truncated,
+		"keys", s.store.Len(), "memory_bytes", s.store.Used(), "appendfsync", s.policy.String(),
+		"took", time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("server: closed")
+
+// Serve accepts connections on ln until ctx is done, ln fails, or the
+// server shuts down (Shutdown or the SHUTDOWN command); then it returns
+// ErrServerClosed (or the accept error). It does not close existing
+// connections on return; Shutdown does.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			delete(s.listeners, ln)
+			s.mu.Unlock()
+			if closing || ctx.Err() != nil {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.totalConns.Add(1)
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrServerClosed
+		}
+		if len(s.conns) >= s.cfg.MaxClients {
+			s.mu.Unlock()
+			s.rejectedConns.Add(1)
+			nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			nc.Close()
+			continue
+		}
+		c := s.newConn(nc)
+		s.conns[c] = struct{}{}
+		s.connsWG.Add(1)
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+// Done is closed when the server has shut down.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Shutdown stops accepting, closes every connection (each finishes the
+// command it is running and flushes its replies), waits for them until
+// ctx is done, then writes and fsyncs the log. It is idempotent.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdownOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		for ln := range s.listeners {
+			ln.Close()
+		}
+		for c := range s.conns {
+			c.closeRead()
+		}
+		s.mu.Unlock()
+		waited := make(chan struct{})
+		go func() { s.connsWG.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-ctx.Done():
+			s.mu.Lock()
+			for c := range s.conns {
+				c.nc.Close()
+			}
+			s.mu.Unlock()
+		}
+		s.saveMu.Lock() // let a running snapshot finish
+		s.saveMu.Unlock()
+		s.store.Lock()
+		err := s.aof.Close()
+		s.store.Unlock()
+		if err != nil {
+			s.shutdownErr = fmt.Errorf("server: final log fsync: %w", err)
+			s.log.Error("shutdown: final log fsync failed", "err", err)
+		} else {
+			s.log.Info("shutdown complete: log written and fsynced", "keys", s.store.Len())
+		}
+		close(s.done)
+	})
+	return s.shutdownErr
+}
+
+// snapshot writes a snapshot and starts an empty log generation. With
+// background, the file is written by a goroutine after the keyspace is
+// encoded and unlocked.
+func (s *Server) snapshot(background bool) error {
+	if !s.saving.CompareAndSwap(false, true) {
+		return errors.New("Background save already in progress")
+	}
+	s.saveMu.Lock()
+	t0 := time.Now()
+	s.store.Lock()
+	entries := make([]persist.Entry, 0, s.store.Len())
+	s.store.Each(func(k string, v keyspace.Value) {
+		entries = append(entries, persist.Entry{Key: k, Value: keyspace.AppendValue(nil, v)})
+	})
+	gen, err := s.aof.Switch()
+	dirty := s.store.Dirty
+	if err == nil {
+		s.store.Dirty = 0
+	}
+	s.store.Unlock()
+	if err != nil {
+		s.saving.Store(false)
+		s.saveMu.Unlock()
+		return err
+	}
+	s.rewriteBase.Store(0)
+	write := func() error {
+		defer s.saveMu.Unlock()
+		defer s.saving.Store(false)
+		now := time.Now()
+		data := persist.EncodeSnapshot(gen, now.Unix(), entries)
+		err := persist.WriteSnapshot(s.cfg.Dir, data)
+		if err == nil {
+			err = persist.RemoveBefore(s.cfg.Dir, gen)
+		}
+		s.lastSaveDur.Store(int64(time.Since(t0)))
+		if err != nil {
+			s.lastSaveOK.Store(false)
+			s.store.Lock()
+			s.store.Dirty += dirty
+			s.store.Unlock()
+			s.log.Error("snapshot failed", "err", err)
+			return err
+		}
+		s.lastSave.Store(now.Unix())
+		s.lastSaveOK.Store(true)
+		s.log.Info("snapshot written", "keys", len(entries), "bytes", len(data), "generation", gen, "took", time.Since(t0).Round(time.Millisecond))
+		return nil
+	}
+	if background {
+		go write()
+		return nil
+	}
+	return write()
+}
+
+type hooks struct{ s *Server }
+
+func (h hooks) Log(args [][]byte) int64 {
+	s := h.s
+	off := s.aof.Append(args)
+	if size := s.aof.Size(); size > s.cfg.RewriteMinSize && size > 2*s.rewriteBase.Load() && !s.saving.Load() {
+		s.rewriteBase.Store(size) // do not trigger again while this one starts
+		go func() {
+			if err := s.snapshot(true); err == nil {
+				s.log.Info("log rewrite started: the log outgrew its limit", "log_bytes", size)
+			}
+		}()
+	}
+	return off
+}
+
+func (h hooks) PersistErr() error { return h.s.aof.Err() }
+func (h hooks) Save() error       { return h.s.snapshot(false) }
+func (h hooks) BGSave() error     { return h.s.snapshot(true) }
+func (h hooks) LastSave() int64   { return h.s.lastSave.Load() }
+
+func (h hooks) Shutdown(save bool) error {
+	s := h.s
+	if save {
+		if err := s.snapshot(false); err != nil {
+			return err
+		}
+	}
+	s.log.Info("SHUTDOWN command received", "save", save)
+	go s.Shutdown(context.Background())
+	return nil
+}
+
+func (h hooks) Config(name string) (string, bool) {
+	s := h.s
+	switch name {
+	case "appendfsync":
+		return s.policy.String(), true
+	case "appendonly":
+		return "yes", true
+	case "save":
+		return "", true
+	case "dir":
+		return s.cfg.Dir, true
+	case "maxclients":
+		return fmt.Sprint(s.cfg.MaxClients), true
+	case "maxmemory":
+		return fmt.Sprint(s.cfg.MaxMemory), true
+	case "maxmemory-policy":
+		return "noeviction", true
+	case "databases":
+		return "1", true
+	case "bind":
+		host, _, _ := net.SplitHostPort(s.cfg.Addr)
+		return host, true
+	case "port":
+		_, port, _ := net.SplitHostPort(s.cfg.Addr)
+		return port, true
+	}
+	return "", false
+}
+
+func (h hooks) ClientList() string {
+	s := h.s
+	s.mu.Lock()
+	cs := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	sort.Slice(cs, func(i, j int) bool { return cs[i].cc.ID < cs[j].cc.ID })
+	var b strings.Builder
+	for _, c := range cs {
+		// Fields set by the connection's own goroutine are read without
+		// its lock; CLIENT LIST is diagnostic, as in Redis.
+		fmt.Fprintf(&b, "id=%d addr=%s age=%d\n", c.cc.ID, c.cc.Addr, int(time.Since(c.since).Seconds()))
+	}
+	return b.String()
+}
