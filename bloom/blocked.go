@@ -44,7 +44,7 @@ var (
 //
 // k is chosen by BlockedK from a table of bits/key thresholds for this
 // layout (not round(ln2*m/n)): at 10 bits/key it is 7 and the FPR is
-// 0.95%.
+// 0.96% (Poisson model 0.957%).
 //
 // # Costs
 //

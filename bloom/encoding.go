@@ -190,7 +190,9 @@ func readContainer(r io.Reader, kind bloomery.Kind) ([]byte, int64, error) {
 		return nil, total, fmt.Errorf("%s: payload of %d bytes announced, %d bits need %d: %w", ctx, h.PayloadLen, hd.m, hd.m/8, bloomery.ErrCorrupt)
 	}
 	for uint64(len(buf)) < h.Size {
-		step := int(min(h.Size-uint64(len(buf)), 64<<20))
+		// Grow geometrically with what has arrived: at most twice the
+		// bytes actually read are ever allocated.
+		step := int(min(h.Size-uint64(len(buf)), uint64(max(1<<16, len(buf)))))
 		start := len(buf)
 		buf = slices.Grow(buf, step)[:start+step]
 		n, err = io.ReadFull(r, buf[start:])

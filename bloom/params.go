@@ -140,13 +140,14 @@ const BlockBits = 512
 // slightly correlated).
 var blockedKThresholds = [...]int{
 	2079, 3576, 5086, 6643, 8269, 9987, 11821, 13795, 15939, 18285,
-	20868, 23730, 26919, 30490, 34508, 39048, 44196, 50059, 56757,
+	20868, 23730, 26919, 30490, 34508, 39048, 44196, 50059, 56757, 64435,
+	73267, 83456, 95248, 108937, 124875, 143486, 165282, 190884, 221044, 256668,
+	298882,
 }
 
 // BlockedK returns the probe count for a 512-bit blocked filter at the
 // given bits per key, from the threshold table above; beyond the table
-// (about 57 bits/key) it stays at 20, where more probes gain almost
-// nothing.
+// (about 299 bits/key) it is MaxHashFuncs.
 func BlockedK(bitsPerKey float64) int {
 	mb := int(math.Round(bitsPerKey * 1000))
 	for i, t := range blockedKThresholds {
