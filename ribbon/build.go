@@ -1,0 +1,334 @@
+package ribbon
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/hashing"
+)
+
+// Retry policy. A seed fails (an inconsistent equation) about 1 time in 20
+// at the sizes of slotsFor, so seedsPerSize consecutive failures at one
+// size mean the size itself is too tight (tiny or adversarial inputs): the
+// builder then adds growStep of the slots and starts over with new seeds,
+// up to maxGrowths times, before giving up with ErrBuildFailed. Keys are
+// never dropped.
+const (
+	seedsPerSize = 16
+	maxGrowths   = 8
+	growStep     = 1.0 / 32
+)
+
+// MaxKeys bounds the number of distinct keys (slot indices and counts stay
+// far from overflow; a filter this large needs about 60 GB to build).
+const MaxKeys = 1 << 32
+
+// band is one row of the banding matrix: the 128 coefficients starting at
+// the row's slot (bit 0 of lo is that slot, and is 1 in every stored row;
+// lo == 0 marks an empty slot) and the result bits.
+type band struct {
+	lo, hi uint64
+	r      uint32
+}
+
+// Builder builds Ribbon filters and keeps its working memory (about 24
+// bytes per slot of banding matrix and 8 bytes per key of sorted hashes)
+// between builds, so building many filters does not churn the heap. The
+// zero value is ready to use. A Builder is not safe for concurrent use;
+// the filters it returns do not share its memory.
+type Builder struct {
+	rows   []band
+	keys   []uint64
+	hist   []uint32
+	hashes []uint64
+	// Attempts is the number of banding attempts of the last build
+	// (1 when the first seed succeeded).
+	Attempts int
+	// forceSlots, when set (by tests), replaces the initial slot count.
+	forceSlots uint64
+}
+
+// Build builds a filter from key hashes made with p.Hasher. Duplicates are
+// removed; hashes is not modified. It fails only for invalid parameters,
+// more than MaxKeys distinct keys, or (with vanishing probability) when
+// every seed and size in the retry policy fails, with an error wrapping
+// bloomery.ErrBuildFailed.
+func Build(hashes []uint64, p Params) (*Filter, error) {
+	var b Builder
+	return b.Build(hashes, p)
+}
+
+// BuildKeys hashes keys with p.Hasher and builds a filter from them.
+func BuildKeys(keys [][]byte, p Params) (*Filter, error) {
+	var b Builder
+	return b.BuildKeys(keys, p)
+}
+
+// BuildKeys hashes keys with p.Hasher (into a buffer the builder keeps)
+// and builds a filter from them.
+func (b *Builder) BuildKeys(keys [][]byte, p Params) (*Filter, error) {
+	if p.Hasher.Keyed() && !p.Hasher.HasKey() {
+		return nil, fmt.Errorf("ribbon: build: %w", bloomery.ErrKeyRequired)
+	}
+	b.hashes = grow(b.hashes, len(keys))
+	for i, k := range keys {
+		b.hashes[i] = p.Hasher.Sum64(k)
+	}
+	return b.Build(b.hashes, p)
+}
+
+// Build builds a filter from key hashes made with p.Hasher, reusing the
+// builder's buffers. See the package-level Build.
+//
+// Cost: two passes over the hashes to sort them by start (a counting sort
+// on the top bits, then an insertion sort that only fixes order inside
+// buckets of a few keys), one sequential banding pass (a few 128-bit XORs
+// per key), and one back-substitution pass over the slots (per column two
+// ANDs and a popcount per slot).
+func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
+	const ctx = "ribbon: build"
+	fpr, err := p.targetFPR(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := &Filter{target: fpr, hasher: p.Hasher}
+	if len(hashes) == 0 {
+		f.l.lower, _ = columnsFor(fpr)
+		return f, nil
+	}
+	b.Attempts = 0
+	var l layout
+	var n int
+	var seed uint32
+	slots := uint64(0)
+	for growth := 0; growth <= maxGrowths; growth++ {
+		for i := 0; i < seedsPerSize; i++ {
+			seed = uint32(growth*seedsPerSize + i)
+			b.Attempts++
+			n = b.sortKeys(hashes, seed)
+			if n > MaxKeys {
+				return nil, fmt.Errorf("%s: %d distinct keys, more than %d: %w", ctx, n, MaxKeys, bloomery.ErrInvalidParams)
+			}
+			if slots == 0 {
+				slots = slotsFor(n)
+				if b.forceSlots != 0 {
+					slots = b.forceSlots
+				}
+			}
+			l = newLayout(slots, fpr)
+			if b.band(l, seed) {
+				f.l, f.n, f.seed = l, n, seed
+				f.data = make([]uint64, l.words())
+				b.backSubstitute(l, f.data)
+				return f, nil
+			}
+		}
+		slots += (uint64(float64(slots)*growStep) + 127) / 128 * 128
+	}
+	return nil, fmt.Errorf("%s: %d keys: no solution in %d attempts up to %d slots: %w", ctx, n, b.Attempts, slots, bloomery.ErrBuildFailed)
+}
+
+// sortKeys fills b.keys with the distinct remixed hashes for seed in
+// ascending order and returns their number. Ascending remixed hash means
+// ascending start (start = Reduce(x, numStarts) is monotone in x), so
+// banding then walks the matrix front to back, and equal keys are
+// adjacent, so removing duplicates is one comparison per key.
+func (b *Builder) sortKeys(hashes []uint64, seed uint32) int {
+	n := len(hashes)
+	b.keys = grow(b.keys, n)
+	keys := b.keys[:n]
+	// Counting sort on the top bits: about 4 keys per bucket.
+	bb := max(1, min(bits.Len(uint(n))-2, 24))
+	shift := uint(64 - bb)
+	b.hist = grow32(b.hist, 1<<bb+1)
+	hist := b.hist[:1<<bb+1]
+	clear(hist)
+	for _, h := range hashes {
+		hist[remix(h, seed)>>shift+1]++
+	}
+	for i := 1; i < len(hist); i++ {
+		hist[i] += hist[i-1]
+	}
+	for _, h := range hashes {
+		x := remix(h, seed)
+		bk := x >> shift
+		keys[hist[bk]] = x
+		hist[bk]++
+	}
+	// Insertion sort: only keys of one bucket are out of order.
+	for i := 1; i < n; i++ {
+		x := keys[i]
+		j := i
+		for j > 0 && keys[j-1] > x {
+			keys[j] = keys[j-1]
+			j--
+		}
+		keys[j] = x
+	}
+	// Remove duplicates (adjacent now).
+	w := 1
+	for i := 1; i < n; i++ {
+		if keys[i] != keys[w-1] {
+			keys[w] = keys[i]
+			w++
+		}
+	}
+	b.keys = b.keys[:w]
+	return w
+}
+
+// band adds every key's equation to an empty banding matrix of the
+// layout's slots by on-the-fly Gaussian elimination and reports whether
+// the system stayed consistent. The invariant: every stored row has its
+// leading 1 at bit 0 (its own slot), so the stored rows form an
+// upper-triangular matrix with a unit diagonal wherever a row exists.
+//
+// Adding an equation (s, c, r): if slot s is empty the row is stored
+// there. Otherwise subtracting (XOR) the stored row clears bit 0 of c;
+// c is shifted right by its trailing zeros, moving to the slot of its new
+// leading 1, and the step repeats. If c vanishes the equation was a linear
+// combination of stored rows: consistent (kept implicitly) when r vanished
+// too, otherwise the system has no solution for this seed.
+func (b *Builder) band(l layout, seed uint32) bool {
+	slots := int(l.numBlocks * 128)
+	b.rows = growBand(b.rows, slots)
+	rows := b.rows[:slots]
+	clear(rows)
+	mask := uint32(1)<<(l.lower+1) - 1
+	if l.lower+1 >= 32 {
+		mask = ^uint32(0)
+	}
+	for _, x := range b.keys {
+		i := hashing.Reduce(x, l.numStarts)
+		lo, hi, r := row(x)
+		r &= mask
+		for {
+			p := &rows[i]
+			if p.lo == 0 {
+				p.lo, p.hi, p.r = lo, hi, r
+				break
+			}
+			lo ^= p.lo
+			hi ^= p.hi
+			r ^= p.r
+			if lo == 0 {
+				if hi == 0 {
+					if r != 0 {
+						return false
+					}
+					break
+				}
+				tz := uint(bits.TrailingZeros64(hi))
+				lo, hi = hi>>tz, 0
+				i += 64 + uint64(tz)
+				continue
+			}
+			tz := uint(bits.TrailingZeros64(lo))
+			lo = lo>>tz | hi<<(64-tz)
+			hi >>= tz
+			i += uint64(tz)
+		}
+	}
+	return true
+}
+
+// backSubstitute solves the banded system from the last slot to the first
+// and writes the solution into data in the interleaved layout: block k
+// holds, for each of its columns j, two words with bit o = solution bit j
+// of slot 128k+o.
+//
+// Row i's equation is parity(c AND S[i..i+127]) = r with c's bit 0 = 1,
+// so S[i] = r XOR parity(c's other bits AND S[i+1..i+127]). Those slots
+// are already solved and lie in block i/128 above offset o = i mod 128
+// and in the next block below o: the query's own shift-and-AND evaluates
+// exactly that, and bit o of the word being built is still 0, so bit 0 of
+// c needs no masking. Empty slots (free variables) get 0 (their
+// precomputed words and result are 0). A column that exists only in upper
+// blocks is computed only there: no key with a start in an upper block
+// reaches a lower one.
+//
+// Work is organised per block: the 128 rows' shifted coefficients are
+// computed once, then each column's two words are built bit by bit in
+// registers, four columns at a time so that their independent dependency
+// chains (AND, popcount, OR into the word) overlap.
+func (b *Builder) backSubstitute(l layout, data []uint64) {
+	// For rows in the upper half of a block (o >= 64) the row meets word
+	// 1 of its block and words 0-1 of the next; in the lower half, words
+	// 0-1 of its block and word 0 of the next.
+	var pre [128][3]uint64
+	var rs [128]uint32
+	for blk := l.numBlocks; blk > 0; {
+		blk--
+		rows := b.rows[blk*128 : blk*128+128]
+		for o := range 128 {
+			p := &rows[o]
+			a0, a1, b0, b1 := shift128(p.lo, p.hi, uint(o))
+			if o >= 64 {
+				pre[o] = [3]uint64{a1, b0, b1}
+			} else {
+				pre[o] = [3]uint64{a0, a1, b0}
+			}
+			rs[o] = p.r
+		}
+		off := l.offset(blk)
+		cols := l.cols(blk)
+		cur := data[off : off+2*uint64(cols)]
+		var nxt []uint64
+		if blk+1 < l.numBlocks {
+			nxt = data[off+2*uint64(cols) : off+4*uint64(cols)]
+		}
+		for j := 0; j < cols; j += 4 {
+			var n0, n1 [4]uint64
+			for k := 0; k < 4 && j+k < cols && nxt != nil; k++ {
+				n0[k], n1[k] = nxt[2*(j+k)], nxt[2*(j+k)+1]
+			}
+			sh := uint(j)
+			var h0, h1, h2, h3 uint64 // word 1 of columns j..j+3
+			for o := 127; o >= 64; o-- {
+				q := &pre[o]
+				r := uint64(rs[o] >> sh)
+				t := uint(o - 64)
+				h0 |= ((uint64(bits.OnesCount64(h0&q[0]^n0[0]&q[1]^n1[0]&q[2])) ^ r) & 1) << t
+				h1 |= ((uint64(bits.OnesCount64(h1&q[0]^n0[1]&q[1]^n1[1]&q[2])) ^ r>>1) & 1) << t
+				h2 |= ((uint64(bits.OnesCount64(h2&q[0]^n0[2]&q[1]^n1[2]&q[2])) ^ r>>2) & 1) << t
+				h3 |= ((uint64(bits.OnesCount64(h3&q[0]^n0[3]&q[1]^n1[3]&q[2])) ^ r>>3) & 1) << t
+			}
+			var l0, l1, l2, l3 uint64 // word 0 of columns j..j+3
+			for o := 63; o >= 0; o-- {
+				q := &pre[o]
+				r := uint64(rs[o] >> sh)
+				t := uint(o)
+				l0 |= ((uint64(bits.OnesCount64(l0&q[0]^h0&q[1]^n0[0]&q[2])) ^ r) & 1) << t
+				l1 |= ((uint64(bits.OnesCount64(l1&q[0]^h1&q[1]^n0[1]&q[2])) ^ r>>1) & 1) << t
+				l2 |= ((uint64(bits.OnesCount64(l2&q[0]^h2&q[1]^n0[2]&q[2])) ^ r>>2) & 1) << t
+				l3 |= ((uint64(bits.OnesCount64(l3&q[0]^h3&q[1]^n0[3]&q[2])) ^ r>>3) & 1) << t
+			}
+			w := [4][2]uint64{{l0, h0}, {l1, h1}, {l2, h2}, {l3, h3}}
+			for k := 0; k < 4 && j+k < cols; k++ {
+				cur[2*(j+k)], cur[2*(j+k)+1] = w[k][0], w[k][1]
+			}
+		}
+	}
+}
+
+func grow(s []uint64, n int) []uint64 {
+	if cap(s) < n {
+		return make([]uint64, n)
+	}
+	return s[:n]
+}
+
+func grow32(s []uint32, n int) []uint32 {
+	if cap(s) < n {
+		return make([]uint32, n)
+	}
+	return s[:n]
+}
+
+func growBand(s []band, n int) []band {
+	if cap(s) < n {
+		return make([]band, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,2 @@
+// Package ribbon is a standard Ribbon filter.
+package ribbon
