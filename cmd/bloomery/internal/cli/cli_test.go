@@ -331,6 +331,9 @@ func TestInspect(t *testing.T) {
 	}
 
 	r := mustRun(t, "", "inspect", out)
+	if strings.Contains(r.stdout, " \n") {
+		t.Errorf("inspect text has trailing blanks")
+	}
 	for _, want := range []string{
 		"magic", "BLMY", "kind", "bloom (1)", "xxh3-64 (1), seed 0", "layout", "params", "payload",
 		fmt.Sprintf("%08x (verified)", h.Checksum), "len", "10000", "bits/key", "hash funcs (k)",
@@ -550,6 +553,9 @@ func TestPlan(t *testing.T) {
 	texts := []string{"recommendation:", "overfill: standard bloom"}
 	for _, row := range rep.Overfill.Rows {
 		texts = append(texts, fmt.Sprintf("%vx  ", row.Load), percent(float64(row.FPR)))
+	}
+	if strings.Contains(r.stdout, " \n") {
+		t.Errorf("plan text has trailing blanks")
 	}
 	for _, s := range texts {
 		if !strings.Contains(r.stdout, s) {

@@ -192,13 +192,19 @@ func writeInspect(w io.Writer, r inspectReport) error {
 	}
 	tw.Flush()
 	// The blank separator line keeps one column alignment for both
-	// sections; drop the padding tabwriter gives it.
-	for line := range strings.Lines(buf.String()) {
-		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
-			return err
-		}
+	// sections; writeTrimmed drops the padding tabwriter gives it.
+	return writeTrimmed(w, buf.String())
+}
+
+// writeTrimmed writes text with trailing blanks removed from every line.
+func writeTrimmed(w io.Writer, text string) error {
+	var b strings.Builder
+	for line := range strings.Lines(text) {
+		b.WriteString(strings.TrimRight(line, " \n"))
+		b.WriteByte('\n')
 	}
-	return nil
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // fmtStat prints whole numbers exactly and others to 6 significant digits.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -219,7 +220,14 @@ func cacheLines(x float64) string {
 
 func trimFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-func writePlan(w io.Writer, rep planReport) error {
+// writePlan prints rep as tables, without trailing blanks.
+func writePlan(out io.Writer, rep planReport) error {
+	var w bytes.Buffer
+	writePlanTables(&w, rep)
+	return writeTrimmed(out, w.String())
+}
+
+func writePlanTables(w io.Writer, rep planReport) {
 	fmt.Fprintf(w, "plan for n=%d keys at target FPR %s\n\n", rep.N, percent(float64(rep.P)))
 	if len(rep.Families) == 0 {
 		fmt.Fprintf(w, "(no filter families are registered in this build)\n\n")
@@ -254,13 +262,12 @@ func writePlan(w io.Writer, rep planReport) error {
 	tw.Flush()
 	fmt.Fprintln(w)
 	if len(rep.Recommendations) == 0 {
-		_, err := fmt.Fprintf(w, "recommendation: none (no registered family meets FPR %s)\n", percent(float64(rep.P)))
-		return err
+		fmt.Fprintf(w, "recommendation: none (no registered family meets FPR %s)\n", percent(float64(rep.P)))
+		return
 	}
 	parts := make([]string, len(rep.Recommendations))
 	for i, r := range rep.Recommendations {
 		parts[i] = fmt.Sprintf("%s for %s (%s)", r.Kind, r.Use, r.Reason)
 	}
-	_, err := fmt.Fprintf(w, "recommendation: %s\n", strings.Join(parts, "; "))
-	return err
+	fmt.Fprintf(w, "recommendation: %s\n", strings.Join(parts, "; "))
 }
