@@ -3,7 +3,6 @@ package server
 import (
 	"net/http"
 	"runtime"
-	"sort"
 	"time"
 
 	"github.com/bloomery/bloomery/server/internal/command"
@@ -25,18 +24,17 @@ func (s *Server) MetricsHandler() http.Handler {
 
 func (s *Server) scrape() string {
 	var w metrics.Writer
-	specs := command.Specs()
-	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
+	specs := s.env.Stats()
 	w.Family("bloomery_commands_total", "counter", "Commands executed, by command.")
 	for _, sp := range specs {
 		if n := sp.Calls(); n > 0 {
-			w.Sample("bloomery_commands_total", float64(n), metrics.Label{Name: "command", Value: sp.Name})
+			w.Sample("bloomery_commands_total", float64(n), metrics.Label{Name: "command", Value: sp.Spec.Name})
 		}
 	}
 	w.Family("bloomery_command_errors_total", "counter", "Commands that replied with an error, by command.")
 	for _, sp := range specs {
 		if n := sp.Errors(); n > 0 {
-			w.Sample("bloomery_command_errors_total", float64(n), metrics.Label{Name: "command", Value: sp.Name})
+			w.Sample("bloomery_command_errors_total", float64(n), metrics.Label{Name: "command", Value: sp.Spec.Name})
 		}
 	}
 	w.Family("bloomery_command_duration_seconds", "histogram", "Time to execute a command (excluding network I/O), by command.")
@@ -45,7 +43,7 @@ func (s *Server) scrape() string {
 			continue
 		}
 		counts, sum := sp.Hist().Snapshot()
-		w.Histogram("bloomery_command_duration_seconds", command.HistBounds[:], counts, sum, metrics.Label{Name: "command", Value: sp.Name})
+		w.Histogram("bloomery_command_duration_seconds", command.HistBounds[:], counts, sum, metrics.Label{Name: "command", Value: sp.Spec.Name})
 	}
 	s.mu.Lock()
 	nconns := len(s.conns)

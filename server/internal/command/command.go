@@ -11,7 +11,9 @@ package command
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -62,6 +64,9 @@ type Env struct {
 	// the memory gate is off.
 	Replaying bool
 	Started   time.Time
+
+	statsOnce sync.Once
+	stats     []Stats
 }
 
 // Conn is one client's state.
@@ -102,10 +107,47 @@ type Spec struct {
 	Run   func(x *Ctx) bool
 	Group string
 	Help  string
+	index int
+}
 
+// Stats are one command's counters in one server (Env).
+type Stats struct {
+	Spec   *Spec
 	calls  atomic.Uint64
 	errors atomic.Uint64
 	hist   Histogram
+}
+
+// Calls, Errors and Hist expose the counters for metrics.
+func (s *Stats) Calls() uint64    { return s.calls.Load() }
+func (s *Stats) Errors() uint64   { return s.errors.Load() }
+func (s *Stats) Hist() *Histogram { return &s.hist }
+
+func (s *Stats) reset() {
+	s.calls.Store(0)
+	s.errors.Store(0)
+	s.hist.reset()
+}
+
+// Stats returns the per-command counters of this Env, in command-name
+// order.
+func (e *Env) Stats() []*Stats {
+	e.initStats()
+	out := make([]*Stats, len(e.stats))
+	for i := range e.stats {
+		out[i] = &e.stats[i]
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Spec.Name < out[j].Spec.Name })
+	return out
+}
+
+func (e *Env) initStats() {
+	e.statsOnce.Do(func() {
+		e.stats = make([]Stats, len(specList))
+		for i, s := range specList {
+			e.stats[i].Spec = s
+		}
+	})
 }
 
 // Ctx is what a command runs with.
@@ -127,13 +169,18 @@ func (x *Ctx) arityError() {
 
 func (x *Ctx) spec() *Spec { return table[strings.ToLower(string(x.Args[0]))] }
 
-var table = map[string]*Spec{}
+var (
+	table    = map[string]*Spec{}
+	specList []*Spec
+)
 
 func register(specs ...*Spec) {
 	for _, s := range specs {
 		if _, dup := table[s.Name]; dup {
 			panic("command: duplicate " + s.Name)
 		}
+		s.index = len(specList)
+		specList = append(specList, s)
 		table[s.Name] = s
 	}
 }
@@ -150,11 +197,8 @@ func Specs() []*Spec {
 	return out
 }
 
-// Calls, Errors and Hist expose per-command statistics for metrics.
-func (s *Spec) Calls() uint64    { return s.calls.Load() }
-func (s *Spec) Errors() uint64   { return s.errors.Load() }
-func (s *Spec) Hist() *Histogram { return &s.hist }
-func (s *Spec) IsWrite() bool    { return s.Flags&fWrite != 0 }
+// IsWrite reports whether the command may modify the keyspace.
+func (s *Spec) IsWrite() bool { return s.Flags&fWrite != 0 }
 
 func lowerInto(buf []byte, b []byte) []byte {
 	if len(b) > len(buf) {
@@ -179,18 +223,20 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 		w.Error(unknownCommand(args))
 		return
 	}
+	e.initStats()
+	st := &e.stats[spec.index]
 	if e.Password != "" && !c.Authed && spec.Flags&fNoAuth == 0 {
 		w.Error(errNoAuth)
 		return
 	}
 	if (spec.Arity > 0 && len(args) != spec.Arity) || (spec.Arity < 0 && len(args) < -spec.Arity) {
-		spec.errors.Add(1)
+		st.errors.Add(1)
 		w.Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
 		return
 	}
 	if spec.Flags&fWrite != 0 && !e.Replaying {
 		if err := e.Hooks.PersistErr(); err != nil {
-			spec.errors.Add(1)
+			st.errors.Add(1)
 			w.Error("MISCONF Errors writing to the append-only log; writes are refused until it works again: " + err.Error())
 			return
 		}
@@ -200,7 +246,7 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 		over := e.Store.Used() > e.MaxMemory
 		e.Store.RUnlock()
 		if over {
-			spec.errors.Add(1)
+			st.errors.Add(1)
 			w.Error(errOOM)
 			return
 		}
@@ -224,10 +270,10 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	default:
 		spec.Run(&x)
 	}
-	spec.hist.Observe(time.Since(start))
-	spec.calls.Add(1)
+	st.hist.Observe(time.Since(start))
+	st.calls.Add(1)
 	if x.failed {
-		spec.errors.Add(1)
+		st.errors.Add(1)
 	}
 }
 
@@ -294,6 +340,13 @@ func (h *Histogram) Observe(d time.Duration) {
 	}
 	h.counts[i].Add(1)
 	h.sumNs.Add(uint64(d.Nanoseconds()))
+}
+
+func (h *Histogram) reset() {
+	for i := range h.counts {
+		h.counts[i].Store(0)
+	}
+	h.sumNs.Store(0)
 }
 
 // Snapshot returns the per-bucket (non-cumulative) counts, the last one

@@ -405,10 +405,8 @@ func config(x *Ctx) bool {
 			x.W.BulkString(p)
 		}
 	case "resetstat":
-		for _, s := range table {
-			s.calls.Store(0)
-			s.errors.Store(0)
-			s.hist = Histogram{}
+		for _, st := range x.Env.Stats() {
+			st.reset()
 		}
 		x.W.Status("OK")
 	case "set":
