@@ -1,0 +1,88 @@
+package scalable
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bloomery/bloomery/hashing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden files")
+
+const goldenDir = "testdata/golden/v1"
+
+var goldenKey = [16]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+func goldenKeys() []string {
+	keys := make([]string, 500)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("golden-key-%04d", i)
+	}
+	return keys
+}
+
+type goldenCase struct {
+	file string
+	p    Params
+	want hashing.Expect
+}
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		// 500 keys from 64: links 64, 128, 256, 512.
+		{"scalable.blmy", Params{InitialCapacity: 64, FPR: 0.01}, hashing.Expect{}},
+		{"scalable_redis.blmy", Params{InitialCapacity: 100, FPR: 0.01, Sizing: SizingRedis}, hashing.Expect{}},
+		{"scalable_blocked_r08_s4.blmy", Params{InitialCapacity: 50, FPR: 0.02, Blocked: true, Expansion: 4, TighteningRatio: 0.8}, hashing.Expect{}},
+		{"scalable_nonscaling_siphash.blmy", Params{InitialCapacity: 1000, FPR: 0.001, NonScaling: true, Hasher: hashing.SipHash(goldenKey)}, hashing.Want(hashing.SipHash(goldenKey))},
+	}
+}
+
+// TestGolden decodes the files written by an earlier build: they must
+// decode, hold their keys, re-encode to the same bytes, and a chain built
+// now from the same keys must encode to the same bytes.
+func TestGolden(t *testing.T) {
+	keys := goldenKeys()
+	for _, gc := range goldenCases() {
+		path := filepath.Join(goldenDir, gc.file)
+		f := mustNew(t, gc.p)
+		for _, k := range keys {
+			f.AddString(k)
+		}
+		built, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			if err := os.WriteFile(path, built, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v (run go test -run TestGolden -update)", gc.file, err)
+		}
+		g, err := Decode(data, gc.want)
+		if err != nil {
+			t.Fatalf("%s: %v", gc.file, err)
+		}
+		for _, k := range keys {
+			if !g.ContainsString(k) {
+				t.Fatalf("%s: false negative for %q", gc.file, k)
+			}
+		}
+		again, _ := g.MarshalBinary()
+		if !bytes.Equal(again, data) {
+			t.Errorf("%s: re-encoding differs", gc.file)
+		}
+		if !bytes.Equal(built, data) {
+			t.Errorf("%s: a chain built now encodes differently from the golden file", gc.file)
+		}
+		if gc.file == "scalable.blmy" && g.NumLinks() != 4 {
+			t.Errorf("%s: %d links, want 4", gc.file, g.NumLinks())
+		}
+	}
+}
