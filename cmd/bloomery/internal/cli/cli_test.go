@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -803,5 +804,47 @@ func TestMergeThree(t *testing.T) {
 	}
 	if st := f.Stats(); st.Overfilled || st.EstimatedFPR > 0.0115 {
 		t.Errorf("merged stats %+v", st)
+	}
+}
+
+// TestSubcommandDispatch checks the mechanism "bloomery plan lsm" will use:
+// a first argument naming a sub-subcommand runs it with its own flags,
+// anything else runs the parent.
+func TestSubcommandDispatch(t *testing.T) {
+	var ran []string
+	sub := &command{
+		name: "lsm", summary: "test sub", usage: "bloomery plan lsm --levels L",
+		flags: func(fs *flag.FlagSet) any { return fs.Int("levels", 0, "levels") },
+		run: func(e *env, opts any, args []string) error {
+			ran = append(ran, fmt.Sprintf("lsm levels=%d args=%v", *opts.(*int), args))
+			return nil
+		},
+	}
+	parent := &command{
+		name: "plan", usage: "bloomery plan -n N",
+		flags: func(fs *flag.FlagSet) any { return fs.Int("n", 0, "n") },
+		run: func(e *env, opts any, args []string) error {
+			ran = append(ran, fmt.Sprintf("plan n=%d args=%v", *opts.(*int), args))
+			return nil
+		},
+		sub: []*command{sub},
+	}
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb}
+	if c := runCommand(e, parent, "bloomery plan", []string{"lsm", "--levels", "7", "x"}); c != ExitOK {
+		t.Fatalf("exit %d: %s", c, errb.String())
+	}
+	if c := runCommand(e, parent, "bloomery plan", []string{"-n", "5", "lsmx"}); c != ExitOK {
+		t.Fatalf("exit %d: %s", c, errb.String())
+	}
+	if c := runCommand(e, parent, "bloomery plan", []string{"lsm", "-n", "5"}); c != ExitUsage {
+		t.Errorf("parent flag on sub: exit %d", c)
+	}
+	want := "lsm levels=7 args=[x];plan n=5 args=[lsmx]"
+	if got := strings.Join(ran, ";"); got != want {
+		t.Errorf("ran %q, want %q", got, want)
+	}
+	if c := runCommand(e, parent, "bloomery plan", []string{"-h"}); c != ExitOK || !strings.Contains(out.String(), "subcommands:\n  lsm") {
+		t.Errorf("parent help lacks subcommands: %q", out.String())
 	}
 }
