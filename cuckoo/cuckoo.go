@@ -1,0 +1,576 @@
+// Package cuckoo is a cuckoo filter (Fan, Andersen, Kaminsky and
+// Mitzenmacher, CoNEXT 2014): an approximate-membership filter that stores
+// a short fingerprint of every key in one of two candidate buckets, and
+// therefore supports Delete and Count as well as Add and Contains.
+//
+// # Layout
+//
+// The table is m buckets of [BucketSize] = 4 slots; a slot holds an f-bit
+// fingerprint, 8 <= f <= 16, and the value 0 marks an empty slot. Buckets
+// are packed back to back with no padding: bucket i occupies bits
+// [4f*i, 4f*(i+1)) of a little-endian bit string, so a 12-bit filter costs
+// exactly 48 bits per bucket (12 bits per slot), not 64. Since 4f <= 64
+// and a bucket starts on a bit offset that is a multiple of 4, one
+// unaligned 64-bit load at byte 4f*i/8 always holds the whole bucket
+// (4f + 4 <= 64 for odd f, 4f <= 64 with shift 0 for even f). The table
+// carries 8 zero bytes of padding so that the load at the last bucket stays
+// in bounds. The bucket count m is any positive integer, not a power of
+// two, so memory follows the capacity (no doubling to the next power).
+//
+// # Hashing
+//
+// A key is hashed once to 64 bits h (package hashing). The first bucket is
+// i1 = Reduce(h, m), which uses the high bits of h; the fingerprint is
+// tag = 1 + Reduce(h<<32, 2^f - 1), which uses the low 32 bits, uniform
+// over the non-zero f-bit values. The alternate bucket is a function of
+// the bucket index and the fingerprint only (partial-key cuckoo hashing),
+// so a fingerprint can be moved without its key:
+//
+//	y(tag) = Reduce(tag * 0x9E3779B97F4A7C15, m), forced odd when m is even
+//	alt(i, tag) = (y(tag) - i) mod m
+//
+// alt is an involution for every m: alt(alt(i, t), t) = y - (y - i) = i
+// (mod m), so either bucket of a key finds the other. For even m, y is odd,
+// so y - 2i is odd and alt(i, t) != i: every key has two distinct buckets
+// (the "stable" scheme of fastfilter_cpp, which needs an even count). For
+// odd m, exactly one bucket per fingerprint is its own partner; a key that
+// lands there has 4 slots instead of 8, which is correct but costs a
+// little load. Because the pair {i, alt(i, t)} is a function of (i, t),
+// two keys that share a fingerprint and one bucket share both buckets, so
+// removing "a copy of t from bucket i" can never take a copy that another
+// key needs elsewhere.
+//
+// # Insert, kicks and the victim slot
+//
+// Add places the fingerprint in a free slot of i1 or i2. If both are full
+// it evicts a random slot of one of them, moves the evicted fingerprint to
+// its alternate bucket, and repeats, at most [MaxKicks] = 500 times. If the
+// walk does not end, the fingerprint still in hand is kept in a one-entry
+// victim slot, which lookups check: nothing is ever dropped, and that
+// insert succeeded. While the victim slot is occupied, an insert succeeds
+// only if one of its two buckets has a free slot (no kicks); otherwise it
+// returns [bloomery.ErrFull] and the filter is left exactly as it was.
+// The next successful Delete moves the victim back into the table.
+//
+// With buckets of 4 the walk succeeds up to about 95% load. New sizes the
+// table for Capacity keys at [DesignLoad] = 94%: m = ceil(n / (4 * 0.94)).
+//
+// # False-positive rate and space
+//
+// A negative query compares its fingerprint with the occupied slots of two
+// buckets, 8*load of them on average, so (fpmath.CuckooFPR)
+//
+//	FPR = 1 - (1 - 1/(2^f - 1))^(8*load)  ≈ 8*load / 2^f,
+//
+// 3.0% at f = 8, 0.19% at f = 12, 0.012% at f = 16 (load 0.95), and space is
+// f/load bits per key: 12.8 bits per key at f = 12 and load 0.94. Choose
+// f >= log2(1/FPR) + 3.
+//
+// # Multisets and deletion
+//
+// The filter is a multiset of fingerprints: adding a key twice stores two
+// copies, and each Delete removes one, so adding a key k times and deleting
+// it k times leaves it absent (up to the false-positive rate). A key's two
+// buckets hold at most 8 copies (9 with the victim slot).
+//
+// Delete only keys that were added. Deleting a key that was never added
+// removes the fingerprint of some other key that shares its fingerprint
+// and bucket pair (this happens with the false-positive probability), and
+// that key then reads as absent: a false negative. Filters cannot tell the
+// difference, so callers must keep that invariant (or confirm membership
+// against the authoritative data before deleting).
+//
+// # Costs and concurrency
+//
+// Contains touches two buckets (at most two cache lines; occasionally a
+// third when a bucket straddles a line boundary) and does not allocate.
+// Add is usually one or two bucket accesses, and more near full load.
+// No method allocates except construction and encoding.
+//
+// A Filter is not safe for concurrent use when any goroutine mutates it
+// (Add, Insert, Delete); concurrent read-only calls (Contains, Count, ...)
+// are safe.
+//
+// # Persistence
+//
+// AppendBinary writes the container format (kind cuckoo, layout 1); the
+// params and payload are documented in docs/format/cuckoo.md and at
+// [Filter.AppendBinary].
+package cuckoo
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/fpmath"
+)
+
+// Fixed design constants.
+const (
+	// BucketSize is the number of fingerprint slots per bucket.
+	BucketSize = 4
+	// MinFingerprintBits and MaxFingerprintBits bound the fingerprint width.
+	MinFingerprintBits = 8
+	MaxFingerprintBits = 16
+	// DesignLoad is the load factor at which the filter holds Capacity keys.
+	DesignLoad = 0.94
+	// MaxKicks bounds the eviction walk of one insert.
+	MaxKicks = 500
+	// MaxCapacity bounds Params.Capacity (about 32 GiB at 16 bits).
+	MaxCapacity = 1 << 34
+	// DefaultFingerprintBits is used when Params sets neither the width nor an FPR.
+	DefaultFingerprintBits = 12
+)
+
+// altMul spreads a fingerprint over 64 bits before Reduce picks y(tag).
+const altMul = 0x9E3779B97F4A7C15
+
+// errFull is returned by a failed insert; a fixed value so that the
+// failure path does not allocate either.
+var errFull = fmt.Errorf("cuckoo: both buckets full and victim slot in use: %w", bloomery.ErrFull)
+
+// padding is the number of zero bytes after the packed table, so that a
+// 64-bit load at any bucket's byte offset stays inside the slice.
+const padding = 8
+
+// Params configures New.
+type Params struct {
+	// Capacity is the number of keys the filter must hold at DesignLoad.
+	// Required, 1..MaxCapacity.
+	Capacity int
+	// FingerprintBits is the fingerprint width f, 8..16. If zero, it is
+	// derived from FPR; if both are zero it is DefaultFingerprintBits.
+	FingerprintBits int
+	// FPR is the target false-positive rate at Capacity keys, in (0, 1).
+	// Set FingerprintBits or FPR, not both.
+	FPR float64
+	// Hasher hashes keys; the zero value is XXH3 with seed 0.
+	Hasher hashing.Hasher
+}
+
+// victim is the one-entry stash for a fingerprint whose eviction walk did
+// not end. INVARIANT: used implies 1 <= tag <= 2^f-1 and index < m.
+type victim struct {
+	used  bool
+	tag   uint64
+	index uint64
+}
+
+// Filter is a cuckoo filter. The zero value is not usable; call New.
+type Filter struct {
+	// data is the packed table followed by padding zero bytes.
+	// INVARIANT: bits beyond the last bucket are zero.
+	data       []byte
+	buckets    uint64
+	fpBits     uint   // f
+	bucketBits uint64 // 4f
+	bucketMask uint64 // low 4f bits
+	fpMask     uint64 // low f bits = 2^f - 1
+	ones       uint64 // 1 in the low bit of each of the 4 lanes
+	highs      uint64 // 1 in the high bit of each lane
+	capacity   int
+	// count is the number of fingerprints held, victim included.
+	count  int
+	victim victim
+	rng    uint64
+	hasher hashing.Hasher
+}
+
+var (
+	_ bloomery.Adder        = (*Filter)(nil)
+	_ bloomery.Deleter      = (*Filter)(nil)
+	_ bloomery.Counter      = (*Filter)(nil)
+	_ bloomery.BatchQuerier = (*Filter)(nil)
+)
+
+// FingerprintBitsFor returns the smallest fingerprint width whose FPR at
+// DesignLoad is at most p, or an error wrapping bloomery.ErrInvalidParams
+// if even 16 bits do not reach p. Widths below 8 are raised to 8.
+func FingerprintBitsFor(p float64) (int, error) {
+	if !(p > 0 && p < 1) {
+		return 0, fmt.Errorf("cuckoo: FPR %v outside (0, 1): %w", p, bloomery.ErrInvalidParams)
+	}
+	for f := MinFingerprintBits; f <= MaxFingerprintBits; f++ {
+		if fpmath.CuckooFPR(f, BucketSize, DesignLoad) <= p {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("cuckoo: FPR %v needs fingerprints wider than %d bits (best %.3g): %w",
+		p, MaxFingerprintBits, fpmath.CuckooFPR(MaxFingerprintBits, BucketSize, DesignLoad), bloomery.ErrInvalidParams)
+}
+
+// BucketsFor returns the bucket count New uses for n keys:
+// ceil(n / (BucketSize * DesignLoad)), at least 1.
+func BucketsFor(n int) uint64 {
+	return max(1, uint64(math.Ceil(float64(n)/(BucketSize*DesignLoad))))
+}
+
+// TableBytes is the size of the packed table of m buckets of f-bit
+// fingerprints, as persisted (without the in-memory padding).
+func TableBytes(m uint64, f int) uint64 { return (m*BucketSize*uint64(f) + 7) / 8 }
+
+// New returns an empty filter for p.Capacity keys.
+func New(p Params) (*Filter, error) {
+	if p.Capacity < 1 || p.Capacity > MaxCapacity {
+		return nil, fmt.Errorf("cuckoo: capacity %d outside 1..%d: %w", p.Capacity, MaxCapacity, bloomery.ErrInvalidParams)
+	}
+	f := p.FingerprintBits
+	switch {
+	case f != 0 && p.FPR != 0:
+		return nil, fmt.Errorf("cuckoo: set FingerprintBits or FPR, not both: %w", bloomery.ErrInvalidParams)
+	case f != 0:
+		if f < MinFingerprintBits || f > MaxFingerprintBits {
+			return nil, fmt.Errorf("cuckoo: fingerprint bits %d outside %d..%d: %w", f, MinFingerprintBits, MaxFingerprintBits, bloomery.ErrInvalidParams)
+		}
+	case p.FPR != 0:
+		var err error
+		if f, err = FingerprintBitsFor(p.FPR); err != nil {
+			return nil, err
+		}
+	default:
+		f = DefaultFingerprintBits
+	}
+	m := BucketsFor(p.Capacity)
+	flt := newFilter(m, f, p.Capacity, p.Hasher)
+	flt.data = make([]byte, TableBytes(m, f)+padding)
+	return flt, nil
+}
+
+// NewForCapacity returns an empty filter for n keys at false-positive rate
+// fpr (the narrowest fingerprint that reaches it at DesignLoad).
+func NewForCapacity(n int, fpr float64) (*Filter, error) {
+	return New(Params{Capacity: n, FPR: fpr})
+}
+
+// newFilter sets up the derived fields; the caller supplies data.
+func newFilter(m uint64, f, capacity int, h hashing.Hasher) *Filter {
+	fb := uint(f)
+	var ones uint64
+	for j := uint(0); j < BucketSize; j++ {
+		ones |= 1 << (j * fb)
+	}
+	bb := uint64(BucketSize * f)
+	return &Filter{
+		buckets:    m,
+		fpBits:     fb,
+		bucketBits: bb,
+		bucketMask: ^uint64(0) >> (64 - bb),
+		fpMask:     1<<fb - 1,
+		ones:       ones,
+		highs:      ones << (fb - 1),
+		capacity:   capacity,
+		rng:        0x2545F4914F6CDD1D,
+		hasher:     h,
+	}
+}
+
+// Kind returns bloomery.KindCuckoo.
+func (f *Filter) Kind() bloomery.Kind { return bloomery.KindCuckoo }
+
+// Hasher returns the filter's hasher.
+func (f *Filter) Hasher() hashing.Hasher { return f.hasher }
+
+// FingerprintBits returns the fingerprint width f.
+func (f *Filter) FingerprintBits() int { return int(f.fpBits) }
+
+// Buckets returns the bucket count m.
+func (f *Filter) Buckets() int { return int(f.buckets) }
+
+// Len returns the number of fingerprints held (a key added twice counts
+// twice), including the victim slot.
+func (f *Filter) Len() int { return f.count }
+
+// Cap returns the design capacity: the keys the filter holds at DesignLoad.
+func (f *Filter) Cap() int { return f.capacity }
+
+// SizeBytes returns the memory held by the table (with its 8-byte padding).
+func (f *Filter) SizeBytes() int { return len(f.data) }
+
+// LoadFactor returns the fraction of slots holding a fingerprint.
+func (f *Filter) LoadFactor() float64 {
+	return float64(f.count) / float64(f.buckets*BucketSize)
+}
+
+// Full reports whether the victim slot is occupied: from then on an
+// insert succeeds only where a bucket has a free slot.
+func (f *Filter) Full() bool { return f.victim.used }
+
+// EstimatedFPR returns the false-positive rate at the current load,
+// 1 - (1 - 1/(2^f-1))^(8*load).
+func (f *Filter) EstimatedFPR() float64 {
+	return fpmath.CuckooFPR(int(f.fpBits), BucketSize, f.LoadFactor())
+}
+
+// DesignFPR returns the false-positive rate at Cap keys.
+func (f *Filter) DesignFPR() float64 {
+	return fpmath.CuckooFPR(int(f.fpBits), BucketSize, float64(f.capacity)/float64(f.buckets*BucketSize))
+}
+
+// Stats describes the filter. Extra holds "buckets" and "victim" (1 while
+// the victim slot is occupied, i.e. the filter is full).
+func (f *Filter) Stats() bloomery.Stats {
+	est, design := f.EstimatedFPR(), f.DesignFPR()
+	v := 0.0
+	if f.victim.used {
+		v = 1
+	}
+	return bloomery.Stats{
+		Kind:            bloomery.KindCuckoo,
+		Len:             f.count,
+		Cap:             f.capacity,
+		SizeBytes:       f.SizeBytes(),
+		BitsPerKey:      float64(f.SizeBytes()*8) / float64(f.capacity),
+		FingerprintBits: int(f.fpBits),
+		FillRatio:       f.LoadFactor(),
+		DesignFPR:       design,
+		EstimatedFPR:    est,
+		Overfilled:      bloomery.IsOverfilled(est, design),
+		Extra: []bloomery.Stat{
+			{Name: "buckets", Value: float64(f.buckets)},
+			{Name: "victim", Value: v},
+		},
+	}
+}
+
+// locate derives the first bucket and the fingerprint from a hash.
+func (f *Filter) locate(h uint64) (i1, tag uint64) {
+	return hashing.Reduce(h, f.buckets), hashing.Reduce(h<<32, f.fpMask) + 1
+}
+
+// alt returns the other bucket of a fingerprint stored in bucket i. It is
+// an involution: alt(alt(i, t), t) == i for every m, i < m and t.
+func (f *Filter) alt(i, tag uint64) uint64 {
+	m := f.buckets
+	y := hashing.Reduce(tag*altMul, m)
+	y |= 1 &^ m // odd when m is even
+	j := y - i
+	if y < i {
+		j += m
+	}
+	return j
+}
+
+// bucket returns the 4f bits of bucket i.
+func (f *Filter) bucket(i uint64) uint64 {
+	bit := i * f.bucketBits
+	return binary.LittleEndian.Uint64(f.data[bit>>3:]) >> (bit & 7) & f.bucketMask
+}
+
+// match returns, for bucket contents b, a word whose lowest set bit is the
+// high bit of the lowest lane equal to tag, or 0 if no lane is (the
+// classic "has zero lane" test, applied to b XOR tag in every lane; higher
+// set bits may be spurious, the lowest one is exact).
+func (f *Filter) match(b, tag uint64) uint64 {
+	x := b ^ tag*f.ones
+	return (x - f.ones) &^ x & f.highs
+}
+
+// ContainsHash reports whether a key with hash h may be in the filter.
+func (f *Filter) ContainsHash(h uint64) bool {
+	i1, tag := f.locate(h)
+	if f.match(f.bucket(i1), tag) != 0 {
+		return true
+	}
+	i2 := f.alt(i1, tag)
+	if f.match(f.bucket(i2), tag) != 0 {
+		return true
+	}
+	return f.victim.used && f.victim.tag == tag && (f.victim.index == i1 || f.victim.index == i2)
+}
+
+// Contains reports whether key may be in the filter.
+func (f *Filter) Contains(key []byte) bool { return f.ContainsHash(f.hasher.Sum64(key)) }
+
+// ContainsString is Contains for a string key, without copying it.
+func (f *Filter) ContainsString(key string) bool {
+	return f.ContainsHash(f.hasher.Sum64String(key))
+}
+
+// ContainsBatch sets out[i] = ContainsHash(hashes[i]). The bucket loads of
+// consecutive hashes are independent, so the processor overlaps their
+// cache misses. REQUIRES: len(out) >= len(hashes).
+func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
+	out = out[:len(hashes)]
+	for i, h := range hashes {
+		out[i] = f.ContainsHash(h)
+	}
+}
+
+// CountHash returns how many stored fingerprints match a key with hash h
+// in its two buckets and the victim slot: at least the number of times
+// the key was added and not deleted, more if other keys collide.
+func (f *Filter) CountHash(h uint64) int {
+	i1, tag := f.locate(h)
+	n := f.countIn(i1, tag)
+	i2 := f.alt(i1, tag)
+	if i2 != i1 {
+		n += f.countIn(i2, tag)
+	}
+	if f.victim.used && f.victim.tag == tag && (f.victim.index == i1 || f.victim.index == i2) {
+		n++
+	}
+	return n
+}
+
+// Count is CountHash of the key's hash.
+func (f *Filter) Count(key []byte) int { return f.CountHash(f.hasher.Sum64(key)) }
+
+func (f *Filter) countIn(i, tag uint64) int {
+	b := f.bucket(i)
+	n := 0
+	for j := uint(0); j < BucketSize; j++ {
+		if b>>(j*f.fpBits)&f.fpMask == tag {
+			n++
+		}
+	}
+	return n
+}
+
+// InsertHash adds one copy of a key with hash h. It returns an error
+// wrapping bloomery.ErrFull, and leaves the filter exactly as it was, when
+// the victim slot is occupied and both of the key's buckets are full.
+func (f *Filter) InsertHash(h uint64) error {
+	i1, tag := f.locate(h)
+	if f.victim.used {
+		if f.place(i1, tag) || f.place(f.alt(i1, tag), tag) {
+			f.count++
+			return nil
+		}
+		return errFull
+	}
+	f.insert(i1, tag)
+	f.count++
+	return nil
+}
+
+// Insert adds one copy of key; see InsertHash.
+func (f *Filter) Insert(key []byte) error { return f.InsertHash(f.hasher.Sum64(key)) }
+
+// InsertString is Insert for a string key.
+func (f *Filter) InsertString(key string) error { return f.InsertHash(f.hasher.Sum64String(key)) }
+
+// AddHash adds one copy of a key with hash h and reports whether it was
+// stored: false means the filter is full (see InsertHash) and unchanged.
+//
+// Unlike a Bloom filter's Add, true does not mean the key was new: the
+// filter is a multiset and every successful Add stores another copy, which
+// one Delete removes. Callers that want set semantics test Contains first.
+func (f *Filter) AddHash(h uint64) bool { return f.InsertHash(h) == nil }
+
+// Add is AddHash of the key's hash.
+func (f *Filter) Add(key []byte) bool { return f.InsertHash(f.hasher.Sum64(key)) == nil }
+
+// AddString is Add for a string key.
+func (f *Filter) AddString(key string) bool {
+	return f.InsertHash(f.hasher.Sum64String(key)) == nil
+}
+
+// insert stores tag in bucket i1 or its alternate, evicting along a random
+// walk if both are full; a walk that exceeds MaxKicks leaves the last
+// homeless fingerprint in the victim slot. REQUIRES: !f.victim.used.
+func (f *Filter) insert(i1, tag uint64) {
+	i2 := f.alt(i1, tag)
+	if f.place(i1, tag) || f.place(i2, tag) {
+		return
+	}
+	r := f.rand()
+	i := i1
+	if r&1 != 0 {
+		i = i2
+	}
+	for n := 0; n < MaxKicks; n++ {
+		if n&31 == 0 {
+			r = f.rand()
+		}
+		tag = f.swap(i, uint(r>>(2*(n&31)))&3, tag)
+		i = f.alt(i, tag)
+		if f.place(i, tag) {
+			return
+		}
+	}
+	f.victim = victim{used: true, tag: tag, index: i}
+}
+
+// place puts tag in the first free slot of bucket i, if there is one.
+func (f *Filter) place(i, tag uint64) bool {
+	bit := i * f.bucketBits
+	off, sh := bit>>3, uint(bit&7)
+	w := binary.LittleEndian.Uint64(f.data[off:])
+	z := f.match(w>>sh&f.bucketMask, 0)
+	if z == 0 {
+		return false
+	}
+	lane := uint(bits.TrailingZeros64(z)) + 1 - f.fpBits
+	binary.LittleEndian.PutUint64(f.data[off:], w|tag<<(lane+sh))
+	return true
+}
+
+// remove clears one slot of bucket i holding tag, if there is one.
+func (f *Filter) remove(i, tag uint64) bool {
+	bit := i * f.bucketBits
+	off, sh := bit>>3, uint(bit&7)
+	w := binary.LittleEndian.Uint64(f.data[off:])
+	z := f.match(w>>sh&f.bucketMask, tag)
+	if z == 0 {
+		return false
+	}
+	lane := uint(bits.TrailingZeros64(z)) + 1 - f.fpBits
+	binary.LittleEndian.PutUint64(f.data[off:], w&^(f.fpMask<<(lane+sh)))
+	return true
+}
+
+// swap stores tag in slot j of bucket i and returns the previous content.
+func (f *Filter) swap(i uint64, j uint, tag uint64) uint64 {
+	bit := i * f.bucketBits
+	off, sh := bit>>3, uint(bit&7)+j*f.fpBits
+	w := binary.LittleEndian.Uint64(f.data[off:])
+	old := w >> sh & f.fpMask
+	binary.LittleEndian.PutUint64(f.data[off:], w&^(f.fpMask<<sh)|tag<<sh)
+	return old
+}
+
+// rand is xorshift64: enough to pick eviction slots; the walk's
+// correctness does not depend on its quality.
+func (f *Filter) rand() uint64 {
+	x := f.rng
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	f.rng = x
+	return x
+}
+
+// DeleteHash removes one copy of a key with hash h and reports whether a
+// matching fingerprint was found. Delete only keys that were added (see
+// the package documentation): deleting another key can remove a colliding
+// key's fingerprint and cause a false negative. A successful delete moves
+// a fingerprint waiting in the victim slot back into the table.
+func (f *Filter) DeleteHash(h uint64) bool {
+	i1, tag := f.locate(h)
+	i2 := f.alt(i1, tag)
+	if f.victim.used && f.victim.tag == tag && (f.victim.index == i1 || f.victim.index == i2) {
+		f.victim = victim{}
+		f.count--
+		return true
+	}
+	if !f.remove(i1, tag) && !f.remove(i2, tag) {
+		return false
+	}
+	f.count--
+	if f.victim.used {
+		v := f.victim
+		f.victim = victim{}
+		f.insert(v.index, v.tag)
+	}
+	return true
+}
+
+// Delete is DeleteHash of the key's hash.
+func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(f.hasher.Sum64(key)) }
+
+// DeleteString is Delete for a string key.
+func (f *Filter) DeleteString(key string) bool { return f.DeleteHash(f.hasher.Sum64String(key)) }
