@@ -63,6 +63,7 @@ var commands = []*command{
 	inspectCmd,
 	mergeCmd,
 	versionCmd,
+	serveCmd,
 }
 
 // Run executes the bloomery command line args (without the program name)
