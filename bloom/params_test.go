@@ -129,9 +129,9 @@ func TestBlockedKMeasured(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.AddBatch(keys)
-			fprs[j] = filtertest.MeasureFPR(f.ContainsHash, 4*n, 62)
+			fprs[j] = filtertest.MeasureFPR(f.ContainsHash, 2*n, 62)
 			want := fpmath.BlockedFPR(float64(f.Bits()), float64(n), k, BlockBits)
-			filtertest.CheckFPR(t, fmt.Sprintf("bpk=%v k=%d", bpk, k), fprs[j], want, 0.15, 4*n)
+			filtertest.CheckFPR(t, fmt.Sprintf("bpk=%v k=%d", bpk, k), fprs[j], want, 0.15, 2*n)
 		}
 		if !(fprs[1] < fprs[0] && fprs[1] < fprs[2]) {
 			t.Errorf("bpk=%v: measured FPR at k=%d,%d,%d: %v; the chosen middle one should be lowest", bpk, k0-2, k0, k0+2, fprs)
