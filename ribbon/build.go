@@ -138,8 +138,10 @@ func (b *Builder) sortKeys(hashes []uint64, seed uint32) int {
 	n := len(hashes)
 	b.keys = grow(b.keys, n)
 	keys := b.keys[:n]
-	// Counting sort on the top bits: about 4 keys per bucket.
-	bb := max(1, min(bits.Len(uint(n))-2, 24))
+	// Counting sort on the top bits, about 16 keys per bucket (fewer
+	// buckets make the scatter miss caches, more make the insertion sort
+	// below slow: 16 measured best at 10^6 keys).
+	bb := max(1, min(bits.Len(uint(n))-4, 24))
 	shift := uint(64 - bb)
 	b.hist = grow32(b.hist, 1<<bb+1)
 	hist := b.hist[:1<<bb+1]

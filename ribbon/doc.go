@@ -63,7 +63,7 @@
 //
 // Keys are banded in ascending order of x, hence of start (Reduce is
 // monotone): the builder sorts the remixed hashes with one counting-sort
-// pass on their top bits (about four keys per bucket) and an insertion
+// pass on their top bits (about 16 keys per bucket) and an insertion
 // sort that only fixes the order inside buckets. The banding pass then
 // walks the matrix front to back, and exact duplicates end up adjacent, so
 // they are removed with one comparison per key: Len counts distinct keys
