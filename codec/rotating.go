@@ -1,0 +1,67 @@
+package codec
+
+import (
+	"time"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/rotating"
+)
+
+// Catalog defaults for a rotating filter created by size alone: a one-hour
+// window in six generations, n keys per window.
+const (
+	rotatingWindow      = time.Hour
+	rotatingGenerations = 6
+)
+
+func init() {
+	Register(Family{
+		Kind:        bloomery.KindRotating,
+		Mutability:  Insert,
+		Description: "time-rotating window: N Bloom generations, the oldest dropped whole (catalog default: 1 h in 6)",
+		Plan:        planRotating,
+		Decode: func(data []byte, want hashing.Expect) (bloomery.Filter, error) {
+			return rotating.Decode(data, want, rotating.Options{})
+		},
+		New: func(n int, p float64, h hashing.Hasher) (bloomery.Adder, error) {
+			return rotating.New(rotatingParams(n, p, h))
+		},
+	})
+}
+
+func rotatingParams(n int, p float64, h hashing.Hasher) rotating.Params {
+	return rotating.Params{
+		Window: rotatingWindow, Generations: rotatingGenerations,
+		Capacity: max(1, (n+rotatingGenerations-1)/rotatingGenerations), FPR: p, Hasher: h,
+	}
+}
+
+// planRotating sizes a window holding n keys spread evenly over its six
+// generations, each at p/6.
+func planRotating(n int, p float64) (Plan, error) {
+	f, err := rotating.New(rotatingParams(n, p, hashing.Hasher{}))
+	if err != nil {
+		return Plan{}, err
+	}
+	s := f.Stats()
+	g := f.Generations()[0]
+	return Plan{
+		Kind:       bloomery.KindRotating,
+		BitsPerKey: 8 * float64(f.SizeBytes()) / float64(n),
+		Bytes:      int64(f.SizeBytes()),
+		HashFuncs:  s.HashFuncs,
+		FPR:        1 - pow(1-g.DesignFPR, rotatingGenerations),
+		CacheLines: 2 * rotatingGenerations,
+		Mutability: Insert,
+		Note:       "one Bloom query per generation; keys expire after 50-60 min",
+	}, nil
+}
+
+func pow(x float64, n int) float64 {
+	r := 1.0
+	for range n {
+		r *= x
+	}
+	return r
+}

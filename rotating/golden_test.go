@@ -1,0 +1,86 @@
+package rotating
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bloomery/bloomery/hashing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden files")
+
+const goldenDir = "testdata/golden/v1"
+
+var goldenKey = [16]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+type goldenCase struct {
+	file string
+	p    Params
+	want hashing.Expect
+}
+
+func goldenCases() []goldenCase {
+	return []goldenCase{
+		{"rotating.blmy", Params{Window: time.Hour, Generations: 4, Capacity: 200, FPR: 0.01}, hashing.Expect{}},
+		{"rotating_blocked_siphash.blmy", Params{Window: time.Minute, Generations: 3, Capacity: 300, FPR: 0.02, Blocked: true, Hasher: hashing.SipHash(goldenKey)}, hashing.Want(hashing.SipHash(goldenKey))},
+	}
+}
+
+// buildGolden adds 500 keys over the window on a fake clock: 125 per
+// quarter of the window, so every generation holds some, and the first
+// generation of the 4-generation ring overfills none.
+func buildGolden(t *testing.T, p Params) (*Filter, *fakeClock, []string) {
+	f, c := newTest(t, p)
+	var keys []string
+	for i := range 500 {
+		k := fmt.Sprintf("golden-key-%04d", i)
+		f.AddString(k)
+		keys = append(keys, k)
+		c.Advance(p.Window / 500)
+	}
+	c.Advance(-p.Window / 500)
+	return f, c, keys
+}
+
+func TestGolden(t *testing.T) {
+	for _, gc := range goldenCases() {
+		path := filepath.Join(goldenDir, gc.file)
+		f, c, keys := buildGolden(t, gc.p)
+		built, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			if err := os.WriteFile(path, built, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v (run go test ./rotating -run TestGolden -args -update)", gc.file, err)
+		}
+		g, err := Decode(data, gc.want, Options{Clock: c.Now})
+		if err != nil {
+			t.Fatalf("%s: %v", gc.file, err)
+		}
+		// The clock stands where the last key was added: the keys of the
+		// last W(N-1)/N are certainly still there.
+		n := gc.p.Generations
+		for i := 500 / n; i < 500; i++ {
+			if !g.ContainsString(keys[i]) {
+				t.Fatalf("%s: false negative for %q", gc.file, keys[i])
+			}
+		}
+		if again, _ := g.MarshalBinary(); !bytes.Equal(again, data) {
+			t.Errorf("%s: re-encoding differs", gc.file)
+		}
+		if !bytes.Equal(built, data) {
+			t.Errorf("%s: a ring built now encodes differently from the golden file", gc.file)
+		}
+	}
+}
