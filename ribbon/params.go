@@ -157,8 +157,19 @@ func newLayout(slots uint64, fpr float64) layout {
 	lower, lp := columnsFor(fpr)
 	l := layout{numBlocks: slots / 128, lower: lower}
 	l.numStarts = slots - 127
-	u := uint64(math.Floor(lp*float64(l.numStarts)/128 + 0.5))
-	l.upperStart = min(u, l.numBlocks)
+	// The boundary nearest to lp. Rounding lp·numStarts/128 finds it
+	// except next to the last block, which holds a single start: there
+	// the next block up may be closer (it is, for lp = 1).
+	u := min(uint64(math.Floor(lp*float64(l.numStarts)/128+0.5)), l.numBlocks)
+	if u < l.numBlocks {
+		l.upperStart = u + 1
+		above := l.lowerFraction()
+		l.upperStart = u
+		if math.Abs(above-lp) < math.Abs(l.lowerFraction()-lp) {
+			u++
+		}
+	}
+	l.upperStart = u
 	return l
 }
 
