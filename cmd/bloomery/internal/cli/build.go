@@ -93,10 +93,20 @@ func runBuild(e *env, opts any, args []string) error {
 			return err
 		}
 		defer file.Close()
-		if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
+		st, err := file.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Mode().IsRegular() {
 			size = st.Size()
 		}
+		if ost, err := os.Stat(o.out); err == nil && os.SameFile(st, ost) {
+			return usagef("-o %s would replace the input key file", o.out)
+		}
 		in, name = file, args[0]
+	}
+	if len(args) == 0 || args[0] == "-" {
+		hintStdin(e)
 	}
 	cr := &countingReader{r: in}
 	bar := newProgress(e, "reading", size)

@@ -245,10 +245,19 @@ func runHelp(e *env, args []string) int {
 	return ExitOK
 }
 
-// isTerminal reports whether w is a character device (an interactive
-// terminal), without any dependency: os.File.Stat's ModeCharDevice.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// hintStdin tells an interactive user where keys are expected, so a
+// command waiting on a terminal does not look hung.
+func hintStdin(e *env) {
+	if isTerminal(e.stdin) {
+		fmt.Fprintln(e.stderr, "reading keys from standard input, one per line (end with Ctrl-D)")
+	}
+}
+
+// isTerminal reports whether s (a stream) is a character device (an
+// interactive terminal), without any dependency: os.File.Stat's
+// ModeCharDevice.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
 	if !ok {
 		return false
 	}

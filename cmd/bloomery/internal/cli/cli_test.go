@@ -602,6 +602,7 @@ func TestUsageErrors(t *testing.T) {
 		{"build unknown kind", []string{"build", "--kind", "nope", "-o", f}, `unknown kind "nope"`},
 		{"build no out", []string{"build", "--kind", "bloom"}, "-o OUT is required"},
 		{"build two files", []string{"build", "--kind", "bloom", "-o", f, "x", "y"}, "at most one input FILE"},
+		{"build over its input", []string{"build", "--kind", "bloom", "-o", f, f}, "would replace the input key file"},
 		{"build seed and key", []string{"build", "--kind", "bloom", "-o", f, "--seed", "1", "--key-file", f}, "exclusive"},
 		{"build bad seed", []string{"build", "--kind", "bloom", "-o", f, "--seed", "-1"}, "unsigned 64-bit"},
 		{"query no filter", []string{"query"}, "FILTER is required"},

@@ -66,9 +66,12 @@ func runQuery(e *env, opts any, args []string) error {
 		for _, k := range args[1:] {
 			test([]byte(k))
 		}
-	} else if err := forEachKey(e.stdin, test); err != nil {
-		out.Flush()
-		return fmt.Errorf("read standard input: %w", err)
+	} else {
+		hintStdin(e)
+		if err := forEachKey(e.stdin, test); err != nil {
+			out.Flush()
+			return fmt.Errorf("read standard input: %w", err)
+		}
 	}
 	if o.count {
 		fmt.Fprintf(out, "maybe=%d no=%d\n", maybe, no)
