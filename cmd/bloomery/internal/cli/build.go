@@ -186,7 +186,18 @@ func runBuild(e *env, opts any, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "built %s filter %s: %s (%d lines), %d bytes (%s), %.2f bits/key, estimated FPR %s\n",
 		fam.Kind, o.out, keys, lines, len(data), humanBytes(int64(len(data))), st.BitsPerKey, percent(st.EstimatedFPR))
+	warnOverfilled(e, "build", st)
 	return nil
+}
+
+// warnOverfilled tells the user when a filter just written already
+// reports itself overfilled: it works, but answers "maybe" far more often
+// than it was designed to.
+func warnOverfilled(e *env, cmd string, st bloomery.Stats) {
+	if st.Overfilled {
+		fmt.Fprintf(e.stderr, "bloomery %s: warning: the %s filter is overfilled: estimated FPR %s against a design FPR of %s; give a larger -n or see 'bloomery inspect'\n",
+			cmd, st.Kind, percent(st.EstimatedFPR), percent(st.DesignFPR))
+	}
 }
 
 // readHashes hashes every key of r with h.

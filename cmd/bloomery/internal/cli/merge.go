@@ -87,6 +87,7 @@ func runMerge(e *env, opts any, args []string) error {
 	st := acc.Stats()
 	fmt.Fprintf(e.stderr, "merged %d %s filters into %s: %d bytes, fill %.2f%%, estimated FPR %s\n",
 		len(args), acc.Kind(), o.out, len(data), 100*st.FillRatio, percent(st.EstimatedFPR))
+	warnOverfilled(e, "merge", st)
 	return nil
 }
 
