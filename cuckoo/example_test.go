@@ -1,0 +1,42 @@
+package cuckoo_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/cuckoo"
+)
+
+func Example() {
+	f, err := cuckoo.NewForCapacity(1000, 0.002) // 12-bit fingerprints
+	if err != nil {
+		panic(err)
+	}
+	f.AddString("session:42")
+	f.AddString("session:43")
+	fmt.Println(f.ContainsString("session:42"), f.Len())
+
+	f.DeleteString("session:42") // only delete what was added
+	fmt.Println(f.ContainsString("session:42"), f.Len())
+
+	// A full filter refuses the insert and stays exactly as it was.
+	small, _ := cuckoo.New(cuckoo.Params{Capacity: 8, FingerprintBits: 8})
+	var full error
+	for i := 0; full == nil; i++ {
+		full = small.InsertString(fmt.Sprint("key", i))
+	}
+	fmt.Println(errors.Is(full, bloomery.ErrFull))
+
+	b, _ := f.MarshalBinary()
+	var g cuckoo.Filter
+	if err := g.UnmarshalBinary(b); err != nil {
+		panic(err)
+	}
+	fmt.Println(g.ContainsString("session:43"), g.FingerprintBits())
+	// Output:
+	// true 2
+	// false 1
+	// true
+	// true 12
+}
