@@ -19,11 +19,13 @@ var buildCmd = &command{
 
 Reads keys, one per line, from FILE or from standard input (FILE absent or
 "-"). Lines are split on '\n', a trailing '\r' is dropped and empty lines are
-skipped. Static families are built from the hashes of all keys (duplicates
-removed); dynamic families are created for N keys and the keys are added.
--n defaults to the number of distinct keys in the input. The filter is
-written atomically to OUT (temporary file, fsync, rename). A summary goes to
-standard error, with a progress bar when standard error is a terminal.`,
+skipped. Each distinct key goes into the filter once: static families are
+built from the keys' hashes; dynamic families are created for N keys and
+the keys are added (a full filter is an error, never a dropped key).
+-n defaults to the number of distinct keys in the input. Keys are hashed
+into memory first (8 bytes per line). The filter is written atomically to
+OUT (temporary file, fsync, rename). A summary goes to standard error, with
+a progress bar when standard error is a terminal.`,
 	flags: func(fs *flag.FlagSet) any {
 		o := &buildOpts{p: fprValue{p: 0.01}}
 		fs.StringVar(&o.kind, "kind", "", "filter family `KIND` (required): "+strings.Join(kindNames(), ", "))
@@ -111,63 +113,46 @@ func runBuild(e *env, opts any, args []string) error {
 	cr := &countingReader{r: in}
 	bar := newProgress(e, "reading", size)
 
-	var (
-		f        bloomery.Filter
-		lines    int
-		distinct int
-	)
-	if fam.New != nil && o.n.set {
-		// Dynamic family with a known design size: stream the keys in.
-		a, err := fam.New(o.n.n, o.p.p, h)
-		if err != nil {
-			return fmt.Errorf("create %s filter: %w", fam.Kind, err)
+	// Every key is hashed once into memory (8 bytes per line): a static
+	// family needs all hashes anyway, and sorting them gives the distinct
+	// count that sizes a dynamic family and lets each distinct key be
+	// added exactly once, so multiset families (cuckoo, counting) hold
+	// one copy per key however often it repeats in the input.
+	hashes, err := readHashes(cr, h, bar)
+	bar.done()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	lines := len(hashes)
+	slices.Sort(hashes)
+	hashes = slices.Compact(hashes)
+	distinct := len(hashes)
+
+	var f bloomery.Filter
+	if fam.Build != nil {
+		if o.n.set && o.n.n != distinct {
+			fmt.Fprintf(e.stderr, "bloomery build: note: %s is static; it is built from the %d distinct keys, -n %d is not used\n", fam.Kind, distinct, o.n.n)
 		}
-		err = forEachKey(cr, func(key []byte) {
-			a.Add(key)
-			lines++
-			if lines&0xfff == 0 {
-				bar.update(cr.n, lines)
-			}
-		})
-		bar.done()
+		f, err = fam.Build(hashes, o.p.p, h)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", name, err)
+			return fmt.Errorf("build %s filter from %d keys: %w", fam.Kind, distinct, err)
 		}
-		f, distinct = a, -1
 	} else {
-		hashes, err := readHashes(cr, h, bar)
-		bar.done()
+		n := distinct
+		if o.n.set {
+			n = o.n.n
+		}
+		if n == 0 {
+			return fmt.Errorf("%s holds no keys; give -n to create an empty %s filter", name, fam.Kind)
+		}
+		a, err := fam.New(n, o.p.p, h)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", name, err)
+			return fmt.Errorf("create %s filter for %d keys: %w", fam.Kind, n, err)
 		}
-		lines = len(hashes)
-		// Sorting groups duplicates to count the distinct keys; neither
-		// a static build nor a series of adds depends on key order.
-		slices.Sort(hashes)
-		distinct = countDistinct(hashes)
-		if fam.Build != nil {
-			if o.n.set && o.n.n != distinct {
-				fmt.Fprintf(e.stderr, "bloomery build: note: %s is static; it is built from the %d distinct keys, -n %d is not used\n", fam.Kind, distinct, o.n.n)
-			}
-			f, err = fam.Build(hashes, o.p.p, h)
-			if err != nil {
-				return fmt.Errorf("build %s filter from %d keys: %w", fam.Kind, distinct, err)
-			}
-		} else {
-			if distinct == 0 {
-				return fmt.Errorf("%s holds no keys; give -n to create an empty %s filter", name, fam.Kind)
-			}
-			a, err := fam.New(distinct, o.p.p, h)
-			if err != nil {
-				return fmt.Errorf("create %s filter for %d keys: %w", fam.Kind, distinct, err)
-			}
-			// Add(key) is AddHash(h.Sum64(key)) by the Filter contract;
-			// the keys were hashed once above with the filter's hasher.
-			for _, x := range hashes {
-				a.AddHash(x)
-			}
-			f = a
+		if err := addAll(a, hashes); err != nil {
+			return err
 		}
+		f = a
 	}
 
 	data, err := f.AppendBinary(nil)
@@ -178,14 +163,8 @@ func runBuild(e *env, opts any, args []string) error {
 		return err
 	}
 	st := f.Stats()
-	keys := fmt.Sprintf("%d distinct keys", distinct)
-	if distinct < 0 {
-		// Streamed: the distinct count is not known; Len counts the
-		// adds the filter reported as new.
-		keys = fmt.Sprintf("%d keys added as new", st.Len)
-	}
-	fmt.Fprintf(e.stderr, "built %s filter %s: %s (%d lines), %d bytes (%s), %.2f bits/key, estimated FPR %s\n",
-		fam.Kind, o.out, keys, lines, len(data), humanBytes(int64(len(data))), st.BitsPerKey, percent(st.EstimatedFPR))
+	fmt.Fprintf(e.stderr, "built %s filter %s: %d distinct keys (%d lines), %d bytes (%s), %.2f bits/key, estimated FPR %s\n",
+		fam.Kind, o.out, distinct, lines, len(data), humanBytes(int64(len(data))), st.BitsPerKey, percent(st.EstimatedFPR))
 	warnOverfilled(e, "build", st)
 	return nil
 }
@@ -200,6 +179,20 @@ func warnOverfilled(e *env, cmd string, st bloomery.Stats) {
 	}
 }
 
+// addAll adds every hash to a. An Add that reports false means either
+// "already present" (a Bloom filter's false positive) or "not stored"
+// (a full cuckoo or quotient filter); a follow-up ContainsHash tells them
+// apart, so a build never silently drops a key.
+func addAll(a bloomery.Adder, hashes []uint64) error {
+	for i, x := range hashes {
+		if !a.AddHash(x) && !a.ContainsHash(x) {
+			return fmt.Errorf("the %s filter is full after %d of %d distinct keys; give a larger -n: %w",
+				a.Kind(), i, len(hashes), bloomery.ErrFull)
+		}
+	}
+	return nil
+}
+
 // readHashes hashes every key of r with h.
 func readHashes(cr *countingReader, h hashing.Hasher, bar *progress) ([]uint64, error) {
 	var hashes []uint64
@@ -210,15 +203,4 @@ func readHashes(cr *countingReader, h hashing.Hasher, bar *progress) ([]uint64, 
 		}
 	})
 	return hashes, err
-}
-
-// countDistinct counts the distinct values of a sorted slice.
-func countDistinct(sorted []uint64) int {
-	n := 0
-	for i, x := range sorted {
-		if i == 0 || x != sorted[i-1] {
-			n++
-		}
-	}
-	return n
 }

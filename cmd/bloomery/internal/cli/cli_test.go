@@ -213,7 +213,7 @@ func TestBuildFromStdinWithN(t *testing.T) {
 	dir := t.TempDir()
 	keys := filtertest.Keys(5000, 5)
 	out := filepath.Join(dir, "f.blmy")
-	// The stream path: -n given, keys added as they are read; duplicate
+	// Keys from stdin with -n given; duplicate
 	// lines, CRLF endings and blank lines are tolerated.
 	in := joinKeys(keys) + "\n\r\n" + string(keys[0]) + "\r\n"
 	mustRun(t, in, "build", "--kind", "bloom", "-n", "10_000", "-p", "1%", "-o", out)
@@ -872,5 +872,45 @@ func TestSubcommandDispatch(t *testing.T) {
 	}
 	if c := runCommand(e, parent, "bloomery plan", []string{"-h"}); c != ExitOK || !strings.Contains(out.String(), "subcommands:\n  lsm") {
 		t.Errorf("parent help lacks subcommands: %q", out.String())
+	}
+}
+
+// TestBuildDuplicateLines checks that each distinct key goes in once, so
+// multiset families do not fill up on a key repeated many times.
+func TestBuildDuplicateLines(t *testing.T) {
+	dir := t.TempDir()
+	keys := filtertest.Keys(1000, 30)
+	var in strings.Builder
+	for range 12 {
+		in.WriteString(joinKeys(keys))
+	}
+	for _, fam := range codec.Families() {
+		kind := fam.Kind.String()
+		t.Run(kind, func(t *testing.T) {
+			out := filepath.Join(dir, kind+".blmy")
+			r := mustRun(t, in.String(), "build", "--kind", kind, "-o", out)
+			if !strings.Contains(r.stderr, "1000 distinct keys (12000 lines)") {
+				t.Errorf("summary %q", r.stderr)
+			}
+			maybe, no := parseCountLine(t, mustRun(t, joinKeys(keys), "query", "--count", out).stdout)
+			if maybe != len(keys) || no != 0 {
+				t.Errorf("maybe=%d no=%d", maybe, no)
+			}
+		})
+	}
+}
+
+// TestBuildFull checks that a filter that cannot take every key fails the
+// build instead of dropping keys, and writes nothing.
+func TestBuildFull(t *testing.T) {
+	requireKinds(t, bloomery.KindCuckoo)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "c.blmy")
+	r := run(t, joinKeys(filtertest.Keys(10000, 31)), "build", "--kind", "cuckoo", "-n", "100", "-o", out)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "filter is full after") || !strings.Contains(r.stderr, "give a larger -n") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if got := listDir(t, dir); len(got) != 0 {
+		t.Errorf("files written: %v", got)
 	}
 }
