@@ -18,7 +18,7 @@ import (
 
 // planSubcommands are the "bloomery plan <name>" sizing tools; each is a
 // command of its own (flags, usage, run). Add one entry per tool.
-var planSubcommands = []*command{}
+var planSubcommands = []*command{planLSMCmd}
 
 var planCmd = &command{
 	name:    "plan",
