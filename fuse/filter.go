@@ -1,0 +1,246 @@
+package fuse
+
+import (
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/fpmath"
+)
+
+// Fingerprint is the stored fingerprint type: uint8 (FPR 2^-8, about
+// 0.39 %) or uint16 (FPR 2^-16, about 0.0015 %) per array cell.
+type Fingerprint interface{ uint8 | uint16 }
+
+// Filter is an immutable binary fuse filter with fingerprints of type T
+// (see the package documentation for the design).
+//
+// A query hashes the key once with the filter's hasher, re-mixes the hash
+// with the construction seed, and compares one fingerprint with the XOR of
+// arity (3 or 4) array cells: arity random memory accesses, all independent
+// and issued together. It never allocates.
+//
+// INVARIANT: either fps is empty and n == 0 (the empty filter, which
+// contains nothing), or len(fps) == geo.cells and every key the filter was
+// built from satisfies fingerprint(h) == XOR of fps at its positions.
+//
+// A Filter is safe for concurrent use by any number of goroutines: nothing
+// mutates it after Build or Decode.
+type Filter[T Fingerprint] struct {
+	hasher hashing.Hasher
+	seed   uint64 // construction seed, mixed into every hash
+	n      int    // distinct keys
+	geo    geometry
+	fps    []T
+}
+
+var (
+	_ bloomery.Filter       = (*Filter[uint8])(nil)
+	_ bloomery.BatchQuerier = (*Filter[uint16])(nil)
+)
+
+// fingerprintBits returns 8 or 16, the width of T.
+func fingerprintBits[T Fingerprint]() int {
+	if uint64(^T(0)) == 0xff {
+		return 8
+	}
+	return 16
+}
+
+// kindOf maps a fingerprint width and an arity to the family kind.
+func kindOf(bits, arity int) bloomery.Kind {
+	switch {
+	case bits == 8 && arity == 3:
+		return bloomery.KindFuse8
+	case bits == 16 && arity == 3:
+		return bloomery.KindFuse16
+	case bits == 8 && arity == 4:
+		return bloomery.KindFuse8x4
+	case bits == 16 && arity == 4:
+		return bloomery.KindFuse16x4
+	}
+	return bloomery.KindInvalid
+}
+
+// mix re-mixes a key hash with the construction seed (the murmur3 64-bit
+// finalizer of hash+seed), so that a new seed gives an independent
+// hypergraph on the next construction attempt.
+func mix(h, seed uint64) uint64 { return hashing.Mix64(h + seed) }
+
+// Kind returns KindFuse8, KindFuse16, KindFuse8x4 or KindFuse16x4.
+func (f *Filter[T]) Kind() bloomery.Kind { return kindOf(fingerprintBits[T](), f.arity()) }
+
+func (f *Filter[T]) arity() int {
+	if f.geo.arity == 0 {
+		return 3
+	}
+	return f.geo.arity
+}
+
+// Arity returns the number of cells a query reads: 3 or 4.
+func (f *Filter[T]) Arity() int { return f.arity() }
+
+// Hasher returns the hasher that maps keys to the hashes the filter holds.
+func (f *Filter[T]) Hasher() hashing.Hasher { return f.hasher }
+
+// Contains reports whether key may be in the set. False is certain.
+// Cost: one hash of key plus arity (3 or 4) cache misses at most.
+func (f *Filter[T]) Contains(key []byte) bool { return f.ContainsHash(f.hasher.Sum64(key)) }
+
+// ContainsString is Contains for a string key, without copying it.
+func (f *Filter[T]) ContainsString(key string) bool {
+	return f.ContainsHash(f.hasher.Sum64String(key))
+}
+
+// ContainsHash reports whether the key whose hash (under Hasher) is h may
+// be in the set.
+func (f *Filter[T]) ContainsHash(h uint64) bool {
+	fps := f.fps
+	if len(fps) == 0 {
+		return false
+	}
+	x := mix(h, f.seed)
+	fp := T(x ^ x>>32)
+	h0 := hashing.Reduce(x, f.geo.span)
+	s, m := f.geo.segLen, f.geo.segLen-1
+	if f.geo.arity == 3 {
+		h1 := (h0 + s) ^ (x >> 18 & m)
+		h2 := (h0 + 2*s) ^ (x & m)
+		return fp == fps[h0]^fps[h1]^fps[h2]
+	}
+	h1 := (h0 + s) ^ (x & m)
+	h2 := (h0 + 2*s) ^ (x >> 16 & m)
+	h3 := (h0 + 3*s) ^ (x >> 32 & m)
+	return fp == fps[h0]^fps[h1]^fps[h2]^fps[h3]
+}
+
+// batchGroup is the number of keys ContainsBatch locates and prefetches
+// at a time: with the next group in flight while one is checked, 2*32 keys
+// (up to 256 cells) are enough to cover a DRAM latency, and the positions
+// stay in L1.
+const batchGroup = 32
+
+// ContainsBatch sets out[i] to ContainsHash(hashes[i]) for every i. It
+// panics if len(out) < len(hashes).
+//
+// It is software pipelined over groups of 32 keys: it computes the
+// positions of group g+1 and prefetches their cells (PREFETCHT0 on amd64;
+// elsewhere, and with the purego tag, it relies on out-of-order execution
+// alone), then compares the fingerprints of group g, whose cells have
+// arrived meanwhile. Prefetches retire at once, so many more misses are in
+// flight than a loop of ContainsHash calls achieves; on arrays much larger
+// than the last-level cache this answers several times faster per key.
+// It does not allocate.
+func (f *Filter[T]) ContainsBatch(hashes []uint64, out []bool) {
+	out = out[:len(hashes)]
+	if len(f.fps) == 0 {
+		clear(out)
+		return
+	}
+	var pos [2][batchGroup * 4]uint64
+	var want [2][batchGroup]T
+	cur := 0
+	g := min(len(hashes), batchGroup)
+	f.locate(hashes[:g], &pos[0], &want[0])
+	for start := 0; start < len(hashes); {
+		end := start + g
+		next := min(len(hashes)-end, batchGroup)
+		if next > 0 {
+			f.locate(hashes[end:end+next], &pos[cur^1], &want[cur^1])
+		}
+		f.check(&pos[cur], &want[cur], out[start:end])
+		cur ^= 1
+		start, g = end, next
+	}
+}
+
+// locate computes the positions and fingerprints of up to batchGroup keys
+// and prefetches their cells.
+func (f *Filter[T]) locate(hs []uint64, pos *[batchGroup * 4]uint64, want *[batchGroup]T) {
+	seed, span := f.seed, f.geo.span
+	s, m := f.geo.segLen, f.geo.segLen-1
+	var np int
+	if f.geo.arity == 3 {
+		for i, h := range hs[:min(len(hs), batchGroup)] {
+			x := mix(h, seed)
+			want[i] = T(x ^ x>>32)
+			h0 := hashing.Reduce(x, span)
+			p := pos[3*i : 3*i+3 : 3*i+3]
+			p[0], p[1], p[2] = h0, (h0+s)^(x>>18&m), (h0+2*s)^(x&m)
+		}
+		np = 3 * len(hs)
+	} else {
+		for i, h := range hs[:min(len(hs), batchGroup)] {
+			x := mix(h, seed)
+			want[i] = T(x ^ x>>32)
+			h0 := hashing.Reduce(x, span)
+			p := pos[4*i : 4*i+4 : 4*i+4]
+			p[0], p[1], p[2], p[3] = h0, (h0+s)^(x&m), (h0+2*s)^(x>>16&m), (h0+3*s)^(x>>32&m)
+		}
+		np = 4 * len(hs)
+	}
+	if hasPrefetch {
+		switch fps := any(f.fps).(type) {
+		case []uint8:
+			prefetch8(&fps[0], &pos[0], np)
+		case []uint16:
+			prefetch16(&fps[0], &pos[0], np)
+		}
+	}
+}
+
+// check compares the located keys' fingerprints with their cells.
+func (f *Filter[T]) check(pos *[batchGroup * 4]uint64, want *[batchGroup]T, out []bool) {
+	fps := f.fps
+	if f.geo.arity == 3 {
+		for i := range out[:min(len(out), batchGroup)] {
+			p := pos[3*i : 3*i+3 : 3*i+3]
+			out[i] = want[i] == fps[p[0]]^fps[p[1]]^fps[p[2]]
+		}
+		return
+	}
+	for i := range out[:min(len(out), batchGroup)] {
+		p := pos[4*i : 4*i+4 : 4*i+4]
+		out[i] = want[i] == fps[p[0]]^fps[p[1]]^fps[p[2]]^fps[p[3]]
+	}
+}
+
+// Len returns the number of distinct keys the filter was built from.
+func (f *Filter[T]) Len() int { return f.n }
+
+// SizeBytes returns the size of the fingerprint array.
+func (f *Filter[T]) SizeBytes() int { return len(f.fps) * (fingerprintBits[T]() / 8) }
+
+// EstimatedFPR returns the false-positive rate: a key that is not in the
+// set passes only if its f-bit fingerprint equals the XOR of its cells,
+// which behaves as an independent uniform f-bit value, so the rate is
+// 1 - (1 - 2^-f)^1 = 2^-f (fpmath.FingerprintFPR with one comparison). The
+// empty filter answers false to everything and returns 0.
+func (f *Filter[T]) EstimatedFPR() float64 {
+	if f.n == 0 {
+		return 0
+	}
+	return fpmath.FingerprintFPR(fingerprintBits[T](), 1)
+}
+
+// Stats describes the filter. FillRatio is the load, keys per cell;
+// Extra holds "arity", "segment_length" and "segment_count".
+func (f *Filter[T]) Stats() bloomery.Stats {
+	st := bloomery.Stats{
+		Kind:            f.Kind(),
+		Len:             f.n,
+		Cap:             f.n,
+		SizeBytes:       f.SizeBytes(),
+		FingerprintBits: fingerprintBits[T](),
+		DesignFPR:       fpmath.FingerprintFPR(fingerprintBits[T](), 1),
+		EstimatedFPR:    f.EstimatedFPR(),
+	}
+	if f.n > 0 {
+		st.BitsPerKey = float64(st.SizeBytes) * 8 / float64(f.n)
+		st.FillRatio = float64(f.n) / float64(len(f.fps))
+	}
+	st.Extra = []bloomery.Stat{
+		{Name: "arity", Value: float64(f.arity())},
+		{Name: "segment_length", Value: float64(f.geo.segLen)},
+		{Name: "segment_count", Value: float64(f.geo.segCount)},
+	}
+	return st
+}

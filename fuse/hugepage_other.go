@@ -1,0 +1,7 @@
+//go:build !linux || purego
+
+package fuse
+
+// adviseHugePages does nothing where transparent huge pages cannot be
+// requested (see hugepage_linux.go).
+func adviseHugePages[T Fingerprint](s []T) {}

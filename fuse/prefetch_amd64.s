@@ -1,0 +1,37 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func prefetch8(base *uint8, idx *uint64, n int)
+// Issues PREFETCHT0 for base[idx[0]], ..., base[idx[n-1]].
+TEXT ·prefetch8(SB), NOSPLIT, $0-24
+	MOVQ base+0(FP), AX
+	MOVQ idx+8(FP), BX
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JLE done8
+loop8:
+	MOVQ (BX), DX
+	PREFETCHT0 (AX)(DX*1)
+	ADDQ $8, BX
+	DECQ CX
+	JNZ loop8
+done8:
+	RET
+
+// func prefetch16(base *uint16, idx *uint64, n int)
+// Issues PREFETCHT0 for base[idx[0]], ..., base[idx[n-1]].
+TEXT ·prefetch16(SB), NOSPLIT, $0-24
+	MOVQ base+0(FP), AX
+	MOVQ idx+8(FP), BX
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JLE done16
+loop16:
+	MOVQ (BX), DX
+	PREFETCHT0 (AX)(DX*2)
+	ADDQ $8, BX
+	DECQ CX
+	JNZ loop16
+done16:
+	RET
