@@ -93,8 +93,7 @@ func (f *Filter) Header(prev [32]byte) [32]byte { return FilterHeader(f.Bytes(),
 
 // ParseBIP158 reads the raw serialization of the BIP-158 basic filter of
 // the block with the given hash (internal byte order). The whole stream is
-// validated; data is retained, not copied, and must not be modified
-// afterwards. Errors wrap bloomery.ErrCorrupt.
+// validated and copied. Errors wrap bloomery.ErrCorrupt.
 func ParseBIP158(blockHash [32]byte, data []byte) (*Filter, error) {
 	return ParseRaw(data, BIP158P, BIP158M, hashing.SipHash(BIP158Key(blockHash)))
 }

@@ -65,10 +65,5 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	f, err := fromStream(payload, uint(p), m, n, h)
-	if err != nil {
-		return nil, err
-	}
-	f.data = append([]byte(nil), payload...)
-	return f, nil
+	return fromStream(payload, uint(p), m, n, h)
 }

@@ -34,14 +34,16 @@
 // # Queries
 //
 // Queries decode the bit stream incrementally and never materialise the
-// set. A sampled index taken every [IndexInterval] elements (bit offset and
-// the running value before that element: 16 bytes per 128 elements, about
-// 1 bit per element, built when the filter is built or decoded, never
-// persisted) lets a single query binary-search to the right stretch and
-// decode at most IndexInterval codes: O(log(N/128) + 128) instead of O(N).
-// A batch of sorted hashes is answered by one merge pass over the stream
-// that also uses the index to skip stretches holding no target. Queries do
-// not allocate.
+// set. A sampled index taken every [IndexInterval] = 64 elements (bit
+// offset and the running value before that element: 16 bytes per 64
+// elements, 2 bits per element in memory, built when the filter is built or
+// decoded, never persisted) lets a single query binary-search to the right
+// stretch and decode at most 64 codes (32 on average): O(log(N/64) + 64)
+// instead of O(N). Codes are decoded out of a 64-bit window that is
+// reloaded only when the next code does not fit, so a code costs a count
+// of leading ones and a few shifts. A batch of sorted hashes is answered by
+// one merge pass over the stream that also uses the index to skip
+// stretches holding no target. Queries do not allocate.
 //
 // # Concurrency
 //
@@ -60,6 +62,7 @@
 package gcs
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -71,7 +74,7 @@ import (
 
 // IndexInterval is the number of elements between two entries of the
 // in-memory sampled index.
-const IndexInterval = 128
+const IndexInterval = 64
 
 // MinP and MaxP bound the Golomb-Rice parameter.
 const (
@@ -174,7 +177,8 @@ type Filter struct {
 	n      uint64
 	f      uint64 // n·m, the hash range
 	maxQ   uint64 // bound on any quotient: f >> p
-	data   []byte // Golomb-Rice stream
+	data   []byte // Golomb-Rice stream: padded[:len(padded)-8]
+	padded []byte // the stream followed by 8 zero bytes, for unaligned 8-byte loads
 	bits   uint64 // exact stream length in bits
 	idx    []mark
 }
@@ -256,7 +260,7 @@ func encode(sorted []uint64, p uint, m uint64, h hashing.Hasher) (*Filter, error
 		prev = v
 	}
 	flt.bits = total
-	w := bitWriter{buf: make([]byte, 0, (total+7)/8)}
+	w := bitWriter{buf: make([]byte, 0, (total+7)/8+8)}
 	prev = 0
 	for _, x := range sorted {
 		v := hashing.Reduce(x, f)
@@ -265,6 +269,7 @@ func encode(sorted []uint64, p uint, m uint64, h hashing.Hasher) (*Filter, error
 	}
 	w.flush()
 	flt.data = w.buf
+	flt.padded = w.buf[:len(w.buf)+8] // fresh zero bytes
 	return flt, nil
 }
 
@@ -342,17 +347,63 @@ func (f *Filter) ContainsHash(h uint64) bool {
 	}
 	t := hashing.Reduce(h, f.f)
 	j := f.seek(t, 0)
-	pos, v := f.idx[j].pos, f.idx[j].prev
-	left := f.n - uint64(j)*IndexInterval
-	for ; left > 0; left-- {
-		var d uint64
-		d, pos, _ = readDelta(f.data, pos, f.p, f.maxQ, f.bits)
-		v += d
-		if v >= t {
-			return v == t
+	return f.scanFrom(f.idx[j].pos, f.idx[j].prev, f.n-uint64(j)*IndexInterval, t)
+}
+
+// scanFrom decodes up to left codes starting at bit pos with running value
+// v, until the running value reaches t; it reports whether it equals t.
+// Codes are decoded out of a 64-bit window that is reloaded only when the
+// next code does not fit in its remaining bits, which keeps memory loads
+// off the serial dependency chain of the decoder.
+func (f *Filter) scanFrom(pos, v, left, t uint64) bool {
+	p := uint64(f.p)
+	for left > 0 {
+		w := binary.BigEndian.Uint64(f.padded[pos>>3:]) << (pos & 7)
+		avail := uint64(windowBits)
+		for {
+			q := uint64(bits.LeadingZeros64(^w))
+			need := q + 1 + p
+			if need > avail {
+				break
+			}
+			v += q<<p | (w<<(q+1))>>(64-p)
+			w <<= need
+			avail -= need
+			pos += need
+			left--
+			if v >= t {
+				return v == t
+			}
+			if left == 0 {
+				return false
+			}
+		}
+		if avail == windowBits {
+			// A code longer than a window: the slow path.
+			var d uint64
+			d, pos, _ = readDelta(f.data, pos, f.p, f.maxQ, f.bits)
+			v += d
+			left--
+			if v >= t {
+				return v == t
+			}
 		}
 	}
 	return false
+}
+
+// step decodes the code that starts at bit pos of the (validated) stream
+// and returns the delta and the position after it. The common case, a
+// code within one 57-bit window, is a load, a count of leading ones and
+// two shifts.
+func (f *Filter) step(pos uint64) (uint64, uint64) {
+	w := binary.BigEndian.Uint64(f.padded[pos>>3:]) << (pos & 7)
+	q := uint64(bits.LeadingZeros64(^w))
+	if q+1+uint64(f.p) <= windowBits {
+		return q<<f.p | (w<<(q+1))>>(64-f.p), pos + q + 1 + uint64(f.p)
+	}
+	d, next, _ := readDelta(f.data, pos, f.p, f.maxQ, f.bits)
+	return d, next
 }
 
 // seek returns the last index entry at or after from whose running value
@@ -395,7 +446,7 @@ func (f *Filter) advance(c *cursor, t uint64) bool {
 			c.pos, c.i, c.v, c.have = f.idx[j].pos, uint64(j)*IndexInterval, f.idx[j].prev, true
 		}
 		var d uint64
-		d, c.pos, _ = readDelta(f.data, c.pos, f.p, f.maxQ, f.bits)
+		d, c.pos = f.step(c.pos)
 		c.v += d
 		c.i++
 		c.have = true
@@ -469,7 +520,7 @@ func (f *Filter) Values(fn func(v uint64) bool) {
 	var pos, v uint64
 	for i := uint64(0); i < f.n; i++ {
 		var d uint64
-		d, pos, _ = readDelta(f.data, pos, f.p, f.maxQ, f.bits)
+		d, pos = f.step(pos)
 		v += d
 		if !fn(v) {
 			return
@@ -514,8 +565,7 @@ func scan(data []byte, p uint, n, f uint64) ([]mark, uint64, error) {
 	return idx, pos, nil
 }
 
-// fromStream validates a stream and wraps it (data is retained, not
-// copied).
+// fromStream validates a stream and wraps a padded copy of it.
 func fromStream(data []byte, p uint, m, n uint64, h hashing.Hasher) (*Filter, error) {
 	if p < MinP || p > MaxP {
 		return nil, fmt.Errorf("gcs: P = %d outside [%d, %d]: %w", p, MinP, MaxP, bloomery.ErrCorrupt)
@@ -531,5 +581,7 @@ func fromStream(data []byte, p uint, m, n uint64, h hashing.Hasher) (*Filter, er
 	if err != nil {
 		return nil, err
 	}
-	return &Filter{hasher: h, p: p, m: m, n: n, f: f, maxQ: f >> p, data: data, bits: nbits, idx: idx}, nil
+	padded := make([]byte, len(data)+8)
+	copy(padded, data)
+	return &Filter{hasher: h, p: p, m: m, n: n, f: f, maxQ: f >> p, data: padded[:len(data)], padded: padded, bits: nbits, idx: idx}, nil
 }
