@@ -61,14 +61,23 @@
 //
 // # Concurrency
 //
-// A Filter is not safe for concurrent use when any goroutine mutates it;
-// concurrent read-only calls are safe. No method allocates except
-// construction, Clone and encoding.
+// By default a Filter is not safe for concurrent use when any goroutine
+// mutates it; concurrent read-only calls are safe. After EnableConcurrent
+// (or with Params.Concurrent), Add, Delete, Contains and Count may run
+// from many goroutines at once: every counter update is a compare-and-swap
+// loop on its 64-bit word and the tallies are atomic. Each counter update
+// is atomic, not each key's group of k updates, so a Contains racing with
+// the Add of the same key may see it partly added; once an Add has
+// returned, the key is present for every later Contains until a Delete of
+// it. AppendBinary, Merge and Clone must not run beside writers.
+//
+// No method allocates except construction, Clone and encoding.
 package counting
 
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/hashing"
@@ -101,6 +110,9 @@ type Params struct {
 	Blocked bool
 	// Hasher hashes keys; the zero value is XXH3 with seed 0.
 	Hasher hashing.Hasher
+	// Concurrent makes Add and Delete safe beside each other and beside
+	// queries (see EnableConcurrent).
+	Concurrent bool
 }
 
 // Filter is a counting Bloom filter. The zero value is not usable; call New.
@@ -121,11 +133,13 @@ type Filter struct {
 	lines    uint64 // blocked: m / counters per line
 	lshift   uint   // blocked: log2(counters per line)
 	capacity int
-	// count is adds minus successful deletes.
-	count int
+	// count is adds minus successful deletes (never below 0).
+	count int64
 	// nonzero and saturated count counters that are > 0 and == cmax.
 	nonzero, saturated uint64
-	hasher             hashing.Hasher
+	// concurrent selects atomic updates (EnableConcurrent).
+	concurrent bool
+	hasher     hashing.Hasher
 }
 
 var (
@@ -218,6 +232,7 @@ func New(p Params) (*Filter, error) {
 	cb, _ := validate(p)
 	f := newFilter(l.Counters, l.K, cb, p.Blocked, p.Capacity, p.Hasher)
 	f.words = make([]uint64, f.m>>f.wshift)
+	f.concurrent = p.Concurrent
 	return f, nil
 }
 
@@ -252,6 +267,15 @@ func newFilter(m uint64, k, cb int, blocked bool, capacity int, h hashing.Hasher
 	return f
 }
 
+// EnableConcurrent switches f to atomic updates, so that Add, Delete,
+// Contains and Count may be called from many goroutines at once. Call it
+// before sharing f (for instance right after Decode); it cannot be undone.
+// Updates cost a compare-and-swap per counter instead of a plain store.
+func (f *Filter) EnableConcurrent() { f.concurrent = true }
+
+// Concurrent reports whether f uses atomic updates.
+func (f *Filter) Concurrent() bool { return f.concurrent }
+
 // Kind returns bloomery.KindCounting.
 func (f *Filter) Kind() bloomery.Kind { return bloomery.KindCounting }
 
@@ -271,7 +295,7 @@ func (f *Filter) CounterBits() int { return int(f.cbits) }
 func (f *Filter) Blocked() bool { return f.blocked }
 
 // Len returns adds minus successful deletes (a key added twice counts twice).
-func (f *Filter) Len() int { return f.count }
+func (f *Filter) Len() int { return int(atomic.LoadInt64(&f.count)) }
 
 // Cap returns the design capacity.
 func (f *Filter) Cap() int { return f.capacity }
@@ -280,10 +304,12 @@ func (f *Filter) Cap() int { return f.capacity }
 func (f *Filter) SizeBytes() int { return len(f.words) * 8 }
 
 // Saturated returns the number of counters stuck at their maximum.
-func (f *Filter) Saturated() int { return int(f.saturated) }
+func (f *Filter) Saturated() int { return int(atomic.LoadUint64(&f.saturated)) }
 
 // FillRatio returns the fraction of non-zero counters.
-func (f *Filter) FillRatio() float64 { return float64(f.nonzero) / float64(f.m) }
+func (f *Filter) FillRatio() float64 {
+	return float64(atomic.LoadUint64(&f.nonzero)) / float64(f.m)
+}
 
 // EstimatedFPR returns the false-positive rate expected from the actual
 // fill: fill^k for the standard layout; for the blocked layout, the
@@ -295,7 +321,7 @@ func (f *Filter) EstimatedFPR() float64 {
 	if !f.blocked {
 		return fpmath.FillFPR(f.FillRatio(), f.k)
 	}
-	n := fpmath.BlockedCountFromFill(float64(f.m), float64(f.nonzero), f.k, 1<<f.lshift)
+	n := fpmath.BlockedCountFromFill(float64(f.m), float64(atomic.LoadUint64(&f.nonzero)), f.k, 1<<f.lshift)
 	if math.IsInf(n, 1) {
 		return 1
 	}
@@ -322,7 +348,7 @@ func (f *Filter) Stats() bloomery.Stats {
 	}
 	return bloomery.Stats{
 		Kind:         bloomery.KindCounting,
-		Len:          f.count,
+		Len:          f.Len(),
 		Cap:          f.capacity,
 		SizeBytes:    f.SizeBytes(),
 		BitsPerKey:   float64(f.SizeBytes()*8) / float64(f.capacity),
@@ -332,7 +358,7 @@ func (f *Filter) Stats() bloomery.Stats {
 		EstimatedFPR: est,
 		Overfilled:   bloomery.IsOverfilled(est, design),
 		Extra: []bloomery.Stat{
-			{Name: "saturated", Value: float64(f.saturated)},
+			{Name: "saturated", Value: float64(f.Saturated())},
 			{Name: "counter_bits", Value: float64(f.cbits)},
 			{Name: "blocked", Value: bl},
 		},
@@ -370,38 +396,77 @@ func (f *Filter) indices(h uint64, out *[MaxK]uint64) []uint64 {
 // supplies: 9 of 7 bits (128 counters per line) or 10 of 6 bits (64).
 func (f *Filter) perWord() int { return int(64 / f.lshift) }
 
-// get returns counter i.
+// get returns counter i. The load is atomic (a plain load on amd64 and
+// arm64 for aligned words), so readers may run beside concurrent writers.
 func (f *Filter) get(i uint64) uint64 {
-	return f.words[i>>f.wshift] >> ((i & f.slotMask) << f.cshift) & f.cmax
+	return atomic.LoadUint64(&f.words[i>>f.wshift]) >> ((i & f.slotMask) << f.cshift) & f.cmax
 }
 
 // incr increments counter i unless it is saturated, and reports its
-// previous value.
+// previous value. In concurrent mode it is a compare-and-swap loop on the
+// counter's word (there is no atomic add of a nibble that stops at 15).
 func (f *Filter) incr(i uint64) uint64 {
-	w, sh := i>>f.wshift, (i&f.slotMask)<<f.cshift
-	c := f.words[w] >> sh & f.cmax
-	if c < f.cmax {
-		f.words[w] += 1 << sh
+	p := &f.words[i>>f.wshift]
+	sh := (i & f.slotMask) << f.cshift
+	for {
+		var w uint64
+		if f.concurrent {
+			w = atomic.LoadUint64(p)
+		} else {
+			w = *p
+		}
+		c := w >> sh & f.cmax
+		if c == f.cmax {
+			return c
+		}
+		if !f.concurrent {
+			*p = w + 1<<sh
+		} else if !atomic.CompareAndSwapUint64(p, w, w+1<<sh) {
+			continue
+		}
 		if c == 0 {
-			f.nonzero++
+			f.tally(&f.nonzero, 1)
 		}
 		if c+1 == f.cmax {
-			f.saturated++
+			f.tally(&f.saturated, 1)
 		}
+		return c
 	}
-	return c
 }
 
 // decr decrements counter i unless it is zero or saturated (sticky).
 func (f *Filter) decr(i uint64) {
-	w, sh := i>>f.wshift, (i&f.slotMask)<<f.cshift
-	c := f.words[w] >> sh & f.cmax
-	if c == 0 || c == f.cmax {
+	p := &f.words[i>>f.wshift]
+	sh := (i & f.slotMask) << f.cshift
+	for {
+		var w uint64
+		if f.concurrent {
+			w = atomic.LoadUint64(p)
+		} else {
+			w = *p
+		}
+		c := w >> sh & f.cmax
+		if c == 0 || c == f.cmax {
+			return
+		}
+		if !f.concurrent {
+			*p = w - 1<<sh
+		} else if !atomic.CompareAndSwapUint64(p, w, w-1<<sh) {
+			continue
+		}
+		if c == 1 {
+			f.tally(&f.nonzero, ^uint64(0))
+		}
 		return
 	}
-	f.words[w] -= 1 << sh
-	if c == 1 {
-		f.nonzero--
+}
+
+// tally adds d (two's complement for a decrement) to a counter tally.
+func (f *Filter) tally(p *uint64, d uint64) {
+	if f.concurrent {
+		atomic.AddUint64(p, d)
+	} else {
+		*p += d
 	}
 }
 
@@ -464,7 +529,11 @@ func (f *Filter) AddHash(h uint64) bool {
 			isNew = true
 		}
 	}
-	f.count++
+	if f.concurrent {
+		atomic.AddInt64(&f.count, 1)
+	} else {
+		f.count++
+	}
 	return isNew
 }
 
@@ -486,8 +555,12 @@ func (f *Filter) DeleteHash(h uint64) bool {
 	for _, i := range f.indices(h, &buf) {
 		f.decr(i)
 	}
-	if f.count > 0 { // deletes of false positives must not drive it below 0
-		f.count--
+	// Deletes of false positives must not drive the count below 0.
+	for {
+		c := atomic.LoadInt64(&f.count)
+		if c == 0 || atomic.CompareAndSwapInt64(&f.count, c, c-1) {
+			break
+		}
 	}
 	return true
 }

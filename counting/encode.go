@@ -112,7 +112,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 	if err := pr.Err(); err != nil {
 		return nil, err
 	}
-	f.count = int(count)
+	f.count = int64(count)
 	f.recount()
 	return f, nil
 }
