@@ -307,7 +307,9 @@ func (f *Filter) Delete(item []byte) bool {
 			for x := range b {
 				if b[x] == k.fp {
 					b[x] = 0
-					f.items--
+					if f.items > 0 { // loaded dumps may carry any count
+						f.items--
+					}
 					f.deleted++
 					return true
 				}

@@ -1,0 +1,140 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+func readAll(t *testing.T, in string, lim Limits) ([]string, error) {
+	t.Helper()
+	r := NewReader(strings.NewReader(in), lim)
+	var out []string
+	for {
+		args, err := r.ReadCommand()
+		if err != nil {
+			if err == io.EOF {
+				return out, nil
+			}
+			return out, err
+		}
+		parts := make([]string, len(args))
+		for i, a := range args {
+			parts[i] = string(a)
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+}
+
+func TestReader(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		err  string
+	}{
+		{"*2\r\n$4\r\nPING\r\n$0\r\n\r\n", "PING|", ""},
+		{"*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPING\r\n", "PING,PING", ""},
+		{"PING a  b\r\n", "PING|a|b", ""},
+		{"ECHO \"a\\tb\\x41\"\r\n", "ECHO|a\tbA", ""},
+		{"ECHO 'it\\'s'\r\n", "ECHO|it's", ""},
+		{"\r\nPING\n", ",PING", ""},
+		{"*0\r\n", "", ""},
+		{"*1\r\n$3\r\nab", "", "unexpected EOF"},
+		{"*2\r\n$1\r\na\r\n", "", "unexpected EOF"},
+		{"*1\r\n$1\r\nabc\r\n", "", "ERR Protocol error: bulk string not terminated by CRLF"},
+		{"*1\r\n$-1\r\n", "", "ERR Protocol error: invalid bulk length"},
+		{"*1\r\n$99999\r\n", "", "ERR Protocol error: invalid bulk length"},
+		{"*4\r\n", "", "ERR Protocol error: invalid multibulk length"},
+		{"*1\r\n:1\r\n", "", "ERR Protocol error: expected '$', got ':'"},
+		{"ECHO \"a\r\n", "", "ERR Protocol error: unbalanced quotes in request"},
+		{"ECHO \"a\"b\r\n", "", "ERR Protocol error: unbalanced quotes in request"},
+		{"*2\r\n$600\r\n" + strings.Repeat("a", 600) + "\r\n$600\r\n", "", "ERR Protocol error: query buffer limit exceeded (1000 bytes)"},
+	} {
+		got, err := readAll(t, tc.in, Limits{MaxBulk: 1000, MaxArgs: 3, MaxQuery: 1000})
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: error %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, ",") != tc.want {
+			t.Errorf("%q: got %q %v, want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestUnauthenticatedLimits(t *testing.T) {
+	r := NewReader(strings.NewReader(fmt.Sprintf("*1\r\n$%d\r\n%s\r\n", UnauthMaxBulk+1, strings.Repeat("x", UnauthMaxBulk+1))), Limits{})
+	r.SetUnauthenticated(true)
+	if _, err := r.ReadCommand(); !IsProtocolError(err) {
+		t.Fatalf("unauthenticated 16 KiB+ argument accepted: %v", err)
+	}
+}
+
+// A peer announcing a huge argument and sending nothing does not make the
+// reader allocate the announced size.
+func TestNoAllocationByAnnouncement(t *testing.T) {
+	r := NewReader(strings.NewReader("*1\r\n$500000000\r\nabc"), Limits{})
+	_, err := r.ReadCommand()
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatal(err)
+	}
+	if cap(r.arena) > 1<<20 {
+		t.Fatalf("arena grew to %d bytes for a 3-byte argument", cap(r.arena))
+	}
+}
+
+func TestWriter(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Bool(true)
+	w.Null()
+	w.Map(1)
+	w.Double(1.5)
+	w.Proto = 3
+	w.Bool(false)
+	w.Null()
+	w.Map(1)
+	w.Double(1.5)
+	w.Verbatim("x")
+	w.Error("ERR a\r\nb")
+	w.Flush()
+	want := ":1\r\n$-1\r\n*2\r\n$3\r\n1.5\r\n#f\r\n_\r\n%1\r\n,1.5\r\n=5\r\ntxt:x\r\n-ERR a  b\r\n"
+	if buf.String() != want {
+		t.Fatalf("got %q\nwant %q", buf.String(), want)
+	}
+}
+
+// FuzzReader: the reader never panics, and every command it returns
+// re-encodes (AppendCommand) to bytes it reads back identically.
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{
+		"*2\r\n$4\r\nPING\r\n$0\r\n\r\n", "PING a \"b c\" 'd'\r\n", "*1\r\n$3\r\nabc\r\n*0\r\n",
+		"*-1\r\n", "$3\r\nabc\r\n", "ECHO \"\\x4", "*1\r\n$1\r\na\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		r := NewReader(bytes.NewReader(in), Limits{MaxBulk: 1 << 16, MaxArgs: 64, MaxQuery: 1 << 17})
+		for i := 0; i < 100; i++ {
+			args, err := r.ReadCommand()
+			if err != nil {
+				return
+			}
+			enc := AppendCommand(nil, args)
+			r2 := NewReader(bytes.NewReader(enc), Limits{})
+			back, err := r2.ReadCommand()
+			if err != nil || len(back) != len(args) {
+				t.Fatalf("re-read %q: %v", enc, err)
+			}
+			for j := range back {
+				if !bytes.Equal(back[j], args[j]) {
+					t.Fatalf("argument %d changed: %q vs %q", j, back[j], args[j])
+				}
+			}
+		}
+	})
+}
