@@ -166,28 +166,36 @@ func (f *Filter) ContainsHash(h uint64) bool {
 	}
 	x := remix(h, f.seed)
 	s := hashing.Reduce(x, f.l.numStarts)
-	off := f.l.offset(s >> 7)
-	return f.check(x, s, off, f.data[off])
+	off, next := f.blocks(s)
+	return f.check(x, s, off, next, f.data[off], f.data[next])
+}
+
+// blocks returns the offsets of the first words of the start block of s
+// and of the next block. When s is a multiple of 128 the key's row lies
+// in its start block alone and the next block may not exist: next is then
+// off again, and the query's shifted row for it is zero. Otherwise the next
+// block exists, because s+127 < slots.
+func (f *Filter) blocks(s uint64) (off, next uint64) {
+	blk := s >> 7
+	off = f.l.offset(blk)
+	next = off
+	if s&127 != 0 {
+		next += 2 * uint64(f.l.cols(blk))
+	}
+	return off, next
 }
 
 // check evaluates the equation of remixed hash x with start s against the
-// solution; off is the offset of the start block and first the word
-// f.data[off] (loaded early by ContainsBatch).
-func (f *Filter) check(x, s, off, first uint64) bool {
+// solution; off and next are the offsets from blocks(s), first and second
+// the words f.data[off] and f.data[next] (loaded early by ContainsBatch).
+func (f *Filter) check(x, s, off, next, first, second uint64) bool {
 	lo, hi, r := row(x)
 	a0, a1, b0, b1 := shift128(lo, hi, uint(s&127))
 	cols := uint64(f.l.cols(s >> 7))
-	// The next block's first `cols` columns start right after this
-	// block's. When the row does not spill over (b == 0) the next block
-	// may not exist, so read this block twice instead (masked to 0).
-	next := off + 2*cols
-	if b0|b1 == 0 {
-		next = off
-	}
 	d := f.data
 	cur := d[off : off+2*cols : off+2*cols]
 	nxt := d[next : next+2*cols : next+2*cols]
-	w := first&a0 ^ cur[1]&a1 ^ nxt[0]&b0 ^ nxt[1]&b1
+	w := first&a0 ^ cur[1]&a1 ^ second&b0 ^ nxt[1]&b1
 	if (uint32(bits.OnesCount64(w))^r)&1 != 0 {
 		return false
 	}
@@ -202,9 +210,9 @@ func (f *Filter) check(x, s, off, first uint64) bool {
 }
 
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i. It
-// works in groups of 16: first every key's start and one load from its
-// block, which lets the CPU overlap the cache misses of the group; then
-// the column checks, which find the lines in cache. out must have
+// works in groups of 16: first every key's start and one load from each
+// of its two blocks, which lets the CPU overlap the cache misses of the
+// group; then the column checks, which find the lines in cache. out must have
 // len(out) >= len(hashes). It does not allocate.
 func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
 	_ = out[:len(hashes)]
@@ -213,18 +221,18 @@ func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
 		return
 	}
 	const group = 16
-	var xs, ss, offs, firsts [group]uint64
+	var xs, ss, offs, nexts, firsts, seconds [group]uint64
 	for len(hashes) > 0 {
 		g := min(len(hashes), group)
 		for i := 0; i < g; i++ {
 			x := remix(hashes[i], f.seed)
 			s := hashing.Reduce(x, f.l.numStarts)
-			off := f.l.offset(s >> 7)
-			xs[i], ss[i], offs[i] = x, s, off
-			firsts[i] = f.data[off]
+			off, next := f.blocks(s)
+			xs[i], ss[i], offs[i], nexts[i] = x, s, off, next
+			firsts[i], seconds[i] = f.data[off], f.data[next]
 		}
 		for i := 0; i < g; i++ {
-			out[i] = f.check(xs[i], ss[i], offs[i], firsts[i])
+			out[i] = f.check(xs[i], ss[i], offs[i], nexts[i], firsts[i], seconds[i])
 		}
 		hashes, out = hashes[g:], out[g:]
 	}
