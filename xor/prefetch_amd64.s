@@ -1,0 +1,20 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func prefetch8(base *uint8, idx *uint64, n int)
+// Issues PREFETCHT0 for base[idx[0]], ..., base[idx[n-1]].
+TEXT ·prefetch8(SB), NOSPLIT, $0-24
+	MOVQ base+0(FP), AX
+	MOVQ idx+8(FP), BX
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JLE done8
+loop8:
+	MOVQ (BX), DX
+	PREFETCHT0 (AX)(DX*1)
+	ADDQ $8, BX
+	DECQ CX
+	JNZ loop8
+done8:
+	RET
