@@ -347,11 +347,10 @@ func (f *Filter) alt(i, tag uint64) uint64 {
 	m := f.buckets
 	y := hashing.Reduce(tag*altMul, m)
 	y |= 1 &^ m // odd when m is even
-	j := y - i
-	if y < i {
-		j += m
-	}
-	return j
+	// (y - i) mod m without a data-dependent branch: add m back when the
+	// subtraction borrows.
+	j, borrow := bits.Sub64(y, i, 0)
+	return j + m&-borrow
 }
 
 // bucket returns the 4f bits of bucket i.
@@ -372,11 +371,10 @@ func (f *Filter) match(b, tag uint64) uint64 {
 // ContainsHash reports whether a key with hash h may be in the filter.
 func (f *Filter) ContainsHash(h uint64) bool {
 	i1, tag := f.locate(h)
-	if f.match(f.bucket(i1), tag) != 0 {
-		return true
-	}
 	i2 := f.alt(i1, tag)
-	if f.match(f.bucket(i2), tag) != 0 {
+	// Both buckets are loaded unconditionally, so their cache misses
+	// overlap and there is no early-exit branch to mispredict.
+	if f.match(f.bucket(i1), tag)|f.match(f.bucket(i2), tag) != 0 {
 		return true
 	}
 	return f.victim.used && f.victim.tag == tag && (f.victim.index == i1 || f.victim.index == i2)
