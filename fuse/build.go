@@ -163,11 +163,23 @@ func (b *Builder[T]) dedup(hashes []uint64) []uint64 {
 	return b.keys
 }
 
+// grow returns s resized to n, reallocated if its capacity is short.
 func grow[E any](s []E, n int) []E {
 	if cap(s) < n {
 		return make([]E, n)
 	}
 	return s[:n]
+}
+
+// growZero is grow with all n elements zero (fresh memory is not cleared
+// twice).
+func growZero[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // try makes one construction attempt with seed. It returns the number of
@@ -185,16 +197,10 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	cells := int(g.cells)
 	b.order = grow(b.order, n)
 	b.which = grow(b.which, n)
-	b.count = grow(b.count, cells)
-	b.xors = grow(b.xors, cells)
-	b.starts = grow(b.starts, int(g.segCount)+1)
-	if cap(b.stack) < cells {
-		b.stack = make([]uint32, 0, cells)
-	}
+	b.count = growZero(b.count, cells)
+	b.xors = growZero(b.xors, cells)
+	b.starts = growZero(b.starts, int(g.segCount)+1)
 	order, count, xors, starts := b.order, b.count, b.xors, b.starts
-	clear(count)
-	clear(xors)
-	clear(starts)
 
 	// 1. Counting sort of the mixed hashes by the segment of their first
 	// position, so that the updates below sweep the array from left to
@@ -235,7 +241,7 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 			xors[p[0]] ^= x
 			xors[p[1]] ^= x
 			xors[p[2]] ^= x
-			if c2>>2 == 2 && xors[p[2]] == 0 {
+			if xors[p[2]] == 0 && c2>>2 == 2 {
 				count[p[0]] -= 4
 				count[p[1]] = (count[p[1]] - 4) ^ 1
 				count[p[2]] = (count[p[2]] - 4) ^ 2
@@ -257,7 +263,7 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 			xors[p[1]] ^= x
 			xors[p[2]] ^= x
 			xors[p[3]] ^= x
-			if c3>>2 == 2 && xors[p[3]] == 0 {
+			if xors[p[3]] == 0 && c3>>2 == 2 {
 				count[p[0]] -= 4
 				count[p[1]] = (count[p[1]] - 4) ^ 1
 				count[p[2]] = (count[p[2]] - 4) ^ 2
@@ -277,6 +283,8 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	// order. Each cell is pushed at most once: a pushed cell has one key
 	// and counts only fall.
 	which := b.which
+	// The stack rarely holds more than a few cells; it grows on demand
+	// and is bounded by the number of cells (each is pushed at most once).
 	stack := b.stack[:0]
 	peeled := 0
 	for i := range cells {
@@ -295,20 +303,25 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 			order[peeled] = x
 			which[peeled] = w
 			peeled++
-			var p [4]uint64
 			if g.arity == 3 {
-				p3 := g.positions3(x)
-				p = [4]uint64{p3[0], p3[1], p3[2]}
+				p := g.positions3(x)
+				for j, q := range p {
+					xors[q] ^= x
+					cq := (count[q] - 4) ^ uint8(j)
+					count[q] = cq
+					if cq>>2 == 1 {
+						stack = append(stack, uint32(q))
+					}
+				}
 			} else {
-				p = g.positions4(x)
-			}
-			for j := range g.arity {
-				q := p[j]
-				xors[q] ^= x
-				cq := (count[q] - 4) ^ uint8(j)
-				count[q] = cq
-				if cq>>2 == 1 {
-					stack = append(stack, uint32(q))
+				p := g.positions4(x)
+				for j, q := range p {
+					xors[q] ^= x
+					cq := (count[q] - 4) ^ uint8(j)
+					count[q] = cq
+					if cq>>2 == 1 {
+						stack = append(stack, uint32(q))
+					}
 				}
 			}
 		}
