@@ -11,12 +11,16 @@ import (
 	"github.com/bloomery/bloomery/internal/filtertest"
 )
 
-const users, perUser = 10_000, 100
+// users and perUser give the full-size test 10^6 keys; the behavioural
+// tests use smallUsers.
+const users, perUser, smallUsers = 10_000, 100, 1_000
 
 func userPrefix(u int) []byte { return fmt.Appendf(nil, "u%07d", u) } // 8 bytes
 func rowKey(u, r int) []byte  { return fmt.Appendf(nil, "u%07d:row:%d", u, r) }
 
-func build(t testing.TB, p Params) *Filter {
+func build(t testing.TB, p Params) *Filter { return buildN(t, p, users) }
+
+func buildN(t testing.TB, p Params, users int) *Filter {
 	t.Helper()
 	bf, err := bloom.New(bloom.Params{Capacity: users*perUser + users, FPR: 0.01})
 	if err != nil {
@@ -78,7 +82,8 @@ func TestWholeKeyAndPrefix(t *testing.T) {
 }
 
 func TestPrefixOnly(t *testing.T) {
-	f := build(t, Params{Extractor: Fixed(8), PrefixOnly: true})
+	const users = smallUsers
+	f := buildN(t, Params{Extractor: Fixed(8), PrefixOnly: true}, users)
 	if f.Len() > users || f.Len() < users-5 {
 		t.Fatalf("Len %d, want about %d prefix entries", f.Len(), users)
 	}
@@ -103,7 +108,8 @@ func TestPrefixOnly(t *testing.T) {
 }
 
 func TestSeekMayMatch(t *testing.T) {
-	f := build(t, Params{Extractor: Fixed(8)})
+	const users = smallUsers
+	f := buildN(t, Params{Extractor: Fixed(8)}, users)
 	absent := -1
 	for u := users; ; u++ {
 		if !f.ContainsPrefix(userPrefix(u)) {
@@ -131,7 +137,7 @@ func TestSeekMayMatch(t *testing.T) {
 		}
 	}
 	// An extractor that is not prefix-closed never skips a range.
-	g := build(t, Params{Extractor: notClosed{}})
+	g := buildN(t, Params{Extractor: notClosed{}}, users)
 	if !g.SeekMayMatch(lo, succ) {
 		t.Error("a non-prefix-closed extractor skipped a range")
 	}
@@ -164,7 +170,8 @@ func TestDelimited(t *testing.T) {
 }
 
 func TestPersistAndOpen(t *testing.T) {
-	f := build(t, Params{Extractor: Fixed(8)})
+	const users = smallUsers
+	f := buildN(t, Params{Extractor: Fixed(8)}, users)
 	data, err := f.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +211,7 @@ func TestPersistAndOpen(t *testing.T) {
 }
 
 func TestZeroAllocs(t *testing.T) {
-	f := build(t, Params{Extractor: Fixed(8)})
+	f := buildN(t, Params{Extractor: Fixed(8)}, smallUsers)
 	k := rowKey(1, 2)
 	filtertest.ZeroAllocs(t, "Add", func() { f.Add(k) })
 	filtertest.ZeroAllocs(t, "AddString", func() { f.AddString("u0000001:row:77") })
