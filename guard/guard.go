@@ -191,8 +191,13 @@ func (g *Guard[V]) MayContain(key []byte) bool {
 	return g.f.Contains(key) && (g.neg == nil || !g.neg.contains(key))
 }
 
-// Monitor returns the guard's monitor (measured and estimated FPR, alert).
-func (g *Guard[V]) Monitor() *monitor.Filter { return g.mon }
+// Report returns the monitor's report (measured and estimated FPR, alert),
+// read under the guard's lock so that it never races with Add.
+func (g *Guard[V]) Report() monitor.Report {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.mon.Report()
+}
 
 // Stats counts lookups by outcome.
 type Stats struct {

@@ -89,7 +89,7 @@ func TestSavedLoads(t *testing.T) {
 		t.Fatalf("store loads %d, stats %+v", loads, st)
 	}
 	measured := float64(loads) / float64(probes)
-	filtertest.CheckFPR(t, "wasted loads", measured, g.Monitor().EstimatedFPR(), 0.15, probes)
+	filtertest.CheckFPR(t, "wasted loads", measured, g.Report().EstimatedFPR, 0.15, probes)
 	r := st.Monitor
 	if r.Alert || r.FalsePositives != st.FalsePositives || r.MeasuredFPR != float64(loads)/float64(probes) {
 		t.Fatalf("monitor %+v", r)

@@ -106,7 +106,7 @@ func TestHostileKeysSipHash(t *testing.T) {
 	g, s, leaked := victim(t, hashing.SipHash(secretKey))
 	keys, tried := craft(t, leaked)
 	got := attack(g, s, keys)
-	design := g.Monitor().EstimatedFPR()
+	design := g.Report().EstimatedFPR
 	// 10^4 keys: 5 binomial sigmas around the design rate.
 	tol := 5 * math.Sqrt(design*(1-design)/attackKeys)
 	t.Logf("keyed SipHash: %d keys from %d tries; %.2f%% reach the store (design %.2f%% ± %.2f%%)", len(keys), tried, 100*got, 100*design, 100*tol)
