@@ -231,6 +231,13 @@ func TestConcurrent(t *testing.T) {
 			}
 		})
 	}
+	wg.Go(func() { // monitoring while writers run
+		for range 200 {
+			_ = g.Stats()
+			_ = g.Report()
+			g.MayContain(key("none", 1))
+		}
+	})
 	wg.Wait()
 	for w := range 4 {
 		for i := range 2000 {
