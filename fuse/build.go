@@ -49,8 +49,8 @@ func (p Params) arity() (int, error) {
 // error wrapping bloomery.ErrInvalidParams for a bad p or more than MaxKeys
 // hashes, and bloomery.ErrBuildFailed if MaxAttempts seeds all fail.
 //
-// Build allocates about 24 bytes of scratch per key; use a Builder to
-// reuse them across builds.
+// Build allocates about 20 bytes of scratch per key (28 if it had to
+// deduplicate); use a Builder to reuse them across builds.
 func Build[T Fingerprint](hashes []uint64, p Params) (*Filter[T], error) {
 	var b Builder[T]
 	return b.Build(hashes, p)
@@ -67,7 +67,7 @@ func BuildKeys[T Fingerprint](keys [][]byte, p Params) (*Filter[T], error) {
 // result's fingerprint array. The zero value is ready to use.
 //
 // Ownership: a built Filter owns its array and never aliases the Builder,
-// which may be reused (or dropped) right away. The Builder holds about 24
+// which may be reused (or dropped) right away. The Builder holds about 20
 // bytes per key of the largest set it has built; Reset releases them.
 //
 // A Builder must not be used by more than one goroutine at a time.
@@ -143,8 +143,8 @@ func (b *Builder[T]) build(hashes []uint64, p Params, attempts int) (*Filter[T],
 				geo = newGeometry(arity, len(keys))
 			}
 		}
-		// Otherwise: bad luck. Distinct keys fail one attempt in a few
-		// hundred at n >= 10^4 and at most about one in four for tiny
+		// Otherwise: bad luck. Distinct keys fail about one attempt in
+		// a hundred at n >= 10^4 and at most about one in four for tiny
 		// sets (4-wise, tens of keys), so MaxAttempts failures in a
 		// row do not happen by chance. (Halving the segment length on
 		// small sets, as some implementations do, made failures more

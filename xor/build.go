@@ -33,7 +33,7 @@ type Params struct {
 // hashes are allowed and removed; hashes is not modified. It returns an
 // error wrapping bloomery.ErrInvalidParams for more than MaxKeys hashes,
 // and bloomery.ErrBuildFailed if MaxAttempts seeds all fail. It allocates
-// about 27 bytes of scratch per key; use a Builder to reuse them.
+// about 20 bytes of scratch per key; use a Builder to reuse them.
 func Build(hashes []uint64, p Params) (*Filter, error) {
 	var b Builder
 	return b.Build(hashes, p)
