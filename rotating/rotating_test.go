@@ -297,3 +297,34 @@ func TestZeroAllocs(t *testing.T) {
 	filtertest.ZeroAllocs(t, "Contains", func() { f.Contains(k) })
 	filtertest.ZeroAllocs(t, "AddIfAbsent", func() { f.AddIfAbsent(k) })
 }
+
+func BenchmarkAddIfAbsent(b *testing.B) {
+	f, c := newTest(b, Params{Window: time.Hour, Generations: 6, Capacity: 200_000, FPR: 0.01})
+	s := filtertest.SplitMix64(1)
+	i := 0
+	for b.Loop() {
+		f.AddIfAbsentHash(s.Next())
+		if i++; i%200_000 == 0 {
+			c.Advance(10 * time.Minute) // one generation per 200k keys
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/key")
+}
+
+func BenchmarkContains(b *testing.B) {
+	f, c := newTest(b, Params{Window: time.Hour, Generations: 6, Capacity: 200_000, FPR: 0.01})
+	for g := range 6 {
+		for _, h := range filtertest.Hashes(200_000, uint64(g+1)) {
+			f.AddHash(h)
+		}
+		c.Advance(10 * time.Minute)
+	}
+	c.Advance(-10 * time.Minute)
+	probe := filtertest.Hashes(1<<16, 99)
+	i := 0
+	for b.Loop() {
+		f.ContainsHash(probe[i&(1<<16-1)])
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/key")
+}

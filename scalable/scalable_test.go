@@ -347,3 +347,31 @@ func BenchmarkContains(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/key")
 }
+
+// TestRedisSizeProperty: for many capacities and errors a SizingRedis link
+// has exactly RedisBloom's bit count and probe count.
+func TestRedisSizeProperty(t *testing.T) {
+	s := filtertest.SplitMix64(9)
+	for range 2000 {
+		capacity := 1 + int(s.Next()%200_000)
+		fpr := math.Exp(-1 - float64(s.Next()%1500)/100) // e^-1 .. e^-16
+		f, err := New(Params{InitialCapacity: capacity, FPR: fpr, Sizing: SizingRedis, NonScaling: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bits, k := RedisSize(capacity, fpr)
+		l := f.Links()[0]
+		if l.Bits != max(64, bits) || l.HashFuncs != min(k, 32) {
+			t.Fatalf("capacity %d error %g: %d bits %d hashes, RedisBloom %d bits %d hashes", capacity, fpr, l.Bits, l.HashFuncs, bits, k)
+		}
+	}
+}
+
+func BenchmarkAdd(b *testing.B) {
+	f := mustNew(b, Params{InitialCapacity: 1000, FPR: 0.01})
+	s := filtertest.SplitMix64(1)
+	for b.Loop() {
+		f.AddHash(s.Next())
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/key")
+}
