@@ -114,7 +114,11 @@ const (
 )
 
 func (o Outcome) String() string {
-	return [...]string{"filtered", "cached-absent", "found", "false-positive", "load-error"}[o]
+	names := [...]string{"filtered", "cached-absent", "found", "false-positive", "load-error"}
+	if int(o) < len(names) {
+		return names[o]
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
 }
 
 // Lookup returns key's value and whether it exists, calling load only when
