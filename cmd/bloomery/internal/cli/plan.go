@@ -202,7 +202,7 @@ func recommend(rows []planRow, p float64) []recommendation {
 	}
 	if r, ok := pick(func(r planRow) bool { return r.plan.Mutability == codec.Static }, smaller); ok {
 		out = append(out, recommendation{Use: "all keys known up front", Kind: r.Kind,
-			Reason: fmt.Sprintf("smallest: %s (%s bits/key)", humanBytes(r.Bytes), trimFloat(float64(r.BitsPerKey)))})
+			Reason: fmt.Sprintf("smallest: %s, %.2f bits/key", humanBytes(r.Bytes), float64(r.BitsPerKey))})
 	}
 	if r, ok := pick(func(r planRow) bool { return r.plan.Mutability == codec.InsertDelete }, smaller); ok {
 		out = append(out, recommendation{Use: "keys also deleted", Kind: r.Kind,
