@@ -83,25 +83,27 @@ func (b *Builder) BuildKeys(keys [][]byte, p Params) (*Filter, error) {
 //
 // Cost: two passes over the hashes to sort them by start (a counting sort
 // on the top bits, then an insertion sort that only fixes order inside
-// buckets of a few keys), one sequential banding pass (a few 128-bit XORs
-// per key), and one back-substitution pass over the slots (per column two
-// ANDs and a popcount per slot).
+// buckets of about 16 keys), one sequential banding pass (about seven
+// 128-bit XOR-and-shift steps per key), and one back-substitution pass
+// over the slots (per slot and column three ANDs and a popcount). A
+// failed seed repeats all but the last. The returned filter's memory is
+// its own; the builder's buffers are reused by the next build.
 func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 	const ctx = "ribbon: build"
 	fpr, err := p.targetFPR(ctx)
 	if err != nil {
 		return nil, err
 	}
+	b.Attempts = 0
 	f := &Filter{target: fpr, hasher: p.Hasher}
 	if len(hashes) == 0 {
 		f.l.lower, _ = columnsFor(fpr)
 		return f, nil
 	}
-	b.Attempts = 0
 	var l layout
 	var n int
 	var seed uint32
-	slots := uint64(0)
+	slots, tried := uint64(0), uint64(0)
 	for growth := 0; growth <= maxGrowths; growth++ {
 		for i := 0; i < seedsPerSize; i++ {
 			seed = uint32(growth*seedsPerSize + i)
@@ -117,6 +119,7 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 				}
 			}
 			l = newLayout(slots, fpr)
+			tried = slots
 			if b.band(l, seed) {
 				f.l, f.n, f.seed = l, n, seed
 				f.data = make([]uint64, l.words())
@@ -126,7 +129,7 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 		}
 		slots += (uint64(float64(slots)*growStep) + 127) / 128 * 128
 	}
-	return nil, fmt.Errorf("%s: %d keys: no solution in %d attempts up to %d slots: %w", ctx, n, b.Attempts, slots, bloomery.ErrBuildFailed)
+	return nil, fmt.Errorf("%s: %d keys: no solution in %d attempts up to %d slots: %w", ctx, n, b.Attempts, tried, bloomery.ErrBuildFailed)
 }
 
 // sortKeys fills b.keys with the distinct remixed hashes for seed in

@@ -484,3 +484,22 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	}
 }
+
+// When no size in the retry policy can hold the keys, Build gives up with
+// ErrBuildFailed after a bounded number of attempts.
+func TestBuildFailed(t *testing.T) {
+	keys := filtertest.Hashes(2000, 72)
+	b := Builder{forceSlots: 256} // grows to at most 256 + 8*128 slots
+	_, err := b.Build(keys, Params{FPR: 0.01})
+	if !errors.Is(err, bloomery.ErrBuildFailed) {
+		t.Fatalf("err = %v, want ErrBuildFailed", err)
+	}
+	if want := seedsPerSize * (maxGrowths + 1); b.Attempts != want {
+		t.Errorf("%d attempts, want %d", b.Attempts, want)
+	}
+	t.Log(err)
+	// The same builder then builds normally.
+	b.forceSlots = 0
+	f := mustBuild(t, &b, keys, Params{FPR: 0.01})
+	filtertest.NoFalseNegatives(t, "after failure", f.ContainsHash, keys)
+}
