@@ -471,8 +471,11 @@ func (f *Filter) AddString(key string) bool {
 // walk if both are full; a walk that exceeds MaxKicks leaves the last
 // homeless fingerprint in the victim slot. REQUIRES: !f.victim.used.
 func (f *Filter) insert(i1, tag uint64) {
+	if f.place(i1, tag) {
+		return
+	}
 	i2 := f.alt(i1, tag)
-	if f.place(i1, tag) || f.place(i2, tag) {
+	if f.place(i2, tag) {
 		return
 	}
 	r := f.rand()
