@@ -345,7 +345,14 @@ func (f *Filter) ContainsHash(h uint64) bool {
 	if f.n == 0 {
 		return false
 	}
-	t := hashing.Reduce(h, f.f)
+	return f.containsValue(hashing.Reduce(h, f.f))
+}
+
+// containsValue reports whether t (on [0, F)) is one of the values.
+func (f *Filter) containsValue(t uint64) bool {
+	if f.n == 0 {
+		return false
+	}
 	j := f.seek(t, 0)
 	return f.scanFrom(f.idx[j].pos, f.idx[j].prev, f.n-uint64(j)*IndexInterval, t)
 }

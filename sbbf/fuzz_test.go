@@ -2,11 +2,15 @@ package sbbf
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/container"
 )
 
 func FuzzDecode(f *testing.F) {
@@ -60,5 +64,30 @@ func FuzzParseParquet(f *testing.F) {
 				ReadParquetFilter(data, c)
 			}
 		}
+	})
+}
+
+// FuzzDecodePayload wraps fuzzed params and payload in a valid container
+// (checksum included) to reach the validation behind the checksum.
+func FuzzDecodePayload(f *testing.F) {
+	f.Add(uint64(100), math.Float64bits(0.01), uint64(3), make([]byte, 64))
+	f.Add(uint64(0), uint64(0), uint64(0), make([]byte, 33))
+	f.Add(uint64(1), math.Float64bits(math.NaN()), uint64(1), make([]byte, 32))
+	f.Fuzz(func(t *testing.T, capacity, design, n uint64, payload []byte) {
+		params := binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(nil, capacity), design), n)
+		data := container.Append(nil, bloomery.KindSBBF, 1, Parquet, params, payload)
+		g, err := Decode(data, hashing.Expect{})
+		if err != nil {
+			return
+		}
+		re, _ := g.MarshalBinary()
+		if !bytes.Equal(re, data) {
+			t.Fatal("re-encoding differs")
+		}
+		g.AddHash(0x1234567890abcdef)
+		if !g.ContainsHash(0x1234567890abcdef) {
+			t.Fatal("false negative after add")
+		}
+		g.Stats()
 	})
 }
