@@ -28,8 +28,12 @@ const Layout = 1
 const paramsLen = 37
 
 // AppendBinary appends the filter in the container format
-// (docs/format/ribbon.md) to b.
+// (docs/format/ribbon.md) to b. A zero Filter (not made by Build or
+// Decode) has no parameters to record and is refused.
 func (f *Filter) AppendBinary(b []byte) ([]byte, error) {
+	if f.l.lower == 0 {
+		return b, fmt.Errorf("ribbon: encode: zero Filter (make filters with Build or Decode): %w", bloomery.ErrInvalidParams)
+	}
 	var p [paramsLen]byte
 	binary.LittleEndian.PutUint64(p[0:], uint64(f.n))
 	binary.LittleEndian.PutUint64(p[8:], f.l.numBlocks)

@@ -435,6 +435,21 @@ func TestStats(t *testing.T) {
 	}
 }
 
+func TestZeroFilter(t *testing.T) {
+	var f Filter
+	if f.ContainsHash(1) || f.Contains([]byte("a")) || f.Len() != 0 || f.SizeBytes() != 0 {
+		t.Error("zero Filter is not empty")
+	}
+	if _, err := f.MarshalBinary(); !errors.Is(err, bloomery.ErrInvalidParams) {
+		t.Errorf("MarshalBinary of zero Filter: %v", err)
+	}
+	g := mustBuild(t, new(Builder), filtertest.Hashes(10, 1), Params{FPR: 0.1})
+	data, _ := g.MarshalBinary()
+	if err := f.UnmarshalBinary(data); err != nil || !f.ContainsHash(filtertest.Hashes(10, 1)[3]) {
+		t.Errorf("UnmarshalBinary: %v", err)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	f := mustBuild(t, new(Builder), filtertest.Hashes(1000, 91), Params{FPR: 0.01})
 	good, _ := f.MarshalBinary()
