@@ -14,16 +14,16 @@ func init() {
 		Mutability:  InsertDelete,
 		Description: "rank-and-select quotient filter: deletes, counts, merge and resize without the keys",
 		Plan: func(n int, p float64) (Plan, error) {
-			f, err := quotient.NewForCapacity(n, p)
+			q, r, size, err := quotient.Size(quotient.Params{Capacity: n, FPR: p})
 			if err != nil {
 				return Plan{}, err
 			}
 			return Plan{
 				Kind:            bloomery.KindQuotient,
-				BitsPerKey:      float64(8*f.SizeBytes()) / float64(n),
-				Bytes:           int64(f.SizeBytes()),
-				FingerprintBits: f.FingerprintBits(),
-				FPR:             -math.Expm1(float64(n) * math.Log1p(-math.Ldexp(1, -f.FingerprintBits()))),
+				BitsPerKey:      float64(8*size) / float64(n),
+				Bytes:           size,
+				FingerprintBits: q + r,
+				FPR:             -math.Expm1(float64(n) * math.Log1p(-math.Ldexp(1, -(q+r)))),
 				CacheLines:      2,
 				Mutability:      InsertDelete,
 				Note:            "power-of-two slots; resizable",

@@ -77,9 +77,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		return nil, fmt.Errorf("quotient: params q=%d r=%d capacity=%d fpr=%v out of range: %w", q, r, capacity, design, bloomery.ErrCorrupt)
 	}
 	nslots := uint64(1) << q
-	xslots := (nslots + uint64(10*math.Sqrt(float64(nslots))) + 64 + 63) &^ 63
-	words := xslots / 64
-	remWords := (xslots*uint64(r)+63)/64 + 1
+	xslots, words, remWords := geometry(q, r)
 	if want := 8*(2*words+remWords) + words; uint64(len(payload)) != want {
 		return nil, fmt.Errorf("quotient: payload is %d bytes, q=%d r=%d needs %d: %w", len(payload), q, r, want, bloomery.ErrCorrupt)
 	}

@@ -112,27 +112,11 @@ var (
 
 // New returns an empty filter for p.
 func New(p Params) (*Filter, error) {
-	if p.Capacity <= 0 || p.Capacity > 1<<40 {
-		return nil, fmt.Errorf("quotient: capacity %d out of range: %w", p.Capacity, bloomery.ErrInvalidParams)
+	q, r, err := dims(p)
+	if err != nil {
+		return nil, err
 	}
-	if p.Doublings < 0 || p.Doublings > 16 {
-		return nil, fmt.Errorf("quotient: doublings %d out of range [0,16]: %w", p.Doublings, bloomery.ErrInvalidParams)
-	}
-	q := uint(max(6, bits.Len64(uint64(math.Ceil(float64(p.Capacity)/MaxLoad))-1)))
-	r := p.RemainderBits
-	if r == 0 {
-		if !(p.FPR > 0 && p.FPR < 1) {
-			return nil, fmt.Errorf("quotient: FPR %v not in (0,1): %w", p.FPR, bloomery.ErrInvalidParams)
-		}
-		// n/2^p <= FPR at n = Capacity * 2^Doublings.
-		need := math.Log2(float64(p.Capacity)) + float64(p.Doublings) - math.Log2(p.FPR)
-		pbits := int(math.Ceil(need - 1e-9))
-		r = max(1, pbits-int(q))
-	}
-	if r < 1 || int(q)+r > 64 || r > 58 {
-		return nil, fmt.Errorf("quotient: %d remainder bits with %d quotient bits: %w", r, q, bloomery.ErrInvalidParams)
-	}
-	f := newTable(q, uint(r), p.Hasher)
+	f := newTable(q, r, p.Hasher)
 	f.capacity = p.Capacity
 	f.doublings = p.Doublings
 	f.design = fprAt(float64(p.Capacity)*math.Ldexp(1, p.Doublings), f.p)
@@ -142,24 +126,67 @@ func New(p Params) (*Filter, error) {
 	return f, nil
 }
 
+// Size returns the quotient bits, remainder bits and table bytes New would
+// choose for p, without allocating the table.
+func Size(p Params) (q, r int, bytes int64, err error) {
+	qq, rr, err := dims(p)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	_, words, remWords := geometry(qq, rr)
+	return int(qq), int(rr), int64(8*(2*words+remWords) + words), nil
+}
+
+// dims validates p and chooses q and r.
+func dims(p Params) (uint, uint, error) {
+	if p.Capacity <= 0 || p.Capacity > 1<<40 {
+		return 0, 0, fmt.Errorf("quotient: capacity %d out of range: %w", p.Capacity, bloomery.ErrInvalidParams)
+	}
+	if p.Doublings < 0 || p.Doublings > 16 {
+		return 0, 0, fmt.Errorf("quotient: doublings %d out of range [0,16]: %w", p.Doublings, bloomery.ErrInvalidParams)
+	}
+	q := uint(max(6, bits.Len64(uint64(math.Ceil(float64(p.Capacity)/MaxLoad))-1)))
+	r := p.RemainderBits
+	if r == 0 {
+		if !(p.FPR > 0 && p.FPR < 1) {
+			return 0, 0, fmt.Errorf("quotient: FPR %v not in (0,1): %w", p.FPR, bloomery.ErrInvalidParams)
+		}
+		// n/2^p <= FPR at n = Capacity * 2^Doublings.
+		need := math.Log2(float64(p.Capacity)) + float64(p.Doublings) - math.Log2(p.FPR)
+		pbits := int(math.Ceil(need - 1e-9))
+		r = max(1, pbits-int(q))
+	}
+	if r < 1 || int(q)+r > 64 || r > 58 {
+		return 0, 0, fmt.Errorf("quotient: %d remainder bits with %d quotient bits: %w", r, q, bloomery.ErrInvalidParams)
+	}
+	return q, uint(r), nil
+}
+
+// geometry returns the total slots, the metadata words (one bit per slot)
+// and the remainder words of a table with 2^q home slots and r-bit
+// remainders.
+func geometry(q, r uint) (xslots, words, remWords uint64) {
+	nslots := uint64(1) << q
+	extra := uint64(10*math.Sqrt(float64(nslots))) + 64
+	xslots = (nslots + extra + 63) &^ 63
+	return xslots, xslots / 64, (xslots*uint64(r)+63)/64 + 1
+}
+
 // NewForCapacity returns an empty filter for n keys at FPR fpr.
 func NewForCapacity(n int, fpr float64) (*Filter, error) {
 	return New(Params{Capacity: n, FPR: fpr})
 }
 
 func newTable(q, r uint, h hashing.Hasher) *Filter {
-	nslots := uint64(1) << q
-	extra := uint64(10*math.Sqrt(float64(nslots))) + 64
-	xslots := (nslots + extra + 63) &^ 63
-	words := xslots / 64
+	xslots, words, remWords := geometry(q, r)
 	return &Filter{
 		q: q, r: r, p: q + r,
-		nslots:    nslots,
+		nslots:    uint64(1) << q,
 		xslots:    xslots,
 		occupieds: make([]uint64, words),
 		runends:   make([]uint64, words),
 		offsets:   make([]uint8, words),
-		rems:      make([]uint64, (xslots*uint64(r)+63)/64+1),
+		rems:      make([]uint64, remWords),
 		h:         h,
 	}
 }

@@ -360,3 +360,17 @@ func TestStats(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 }
+
+func TestSizeMatchesNew(t *testing.T) {
+	for _, n := range []int{1, 100, 60_000, 1_000_000} {
+		p := Params{Capacity: n, FPR: 0.01, Doublings: 1}
+		q, r, size, err := Size(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := mustNew(t, p)
+		if q != f.QuotientBits() || r != f.RemainderBits() || size != int64(f.SizeBytes()) {
+			t.Fatalf("n=%d: Size says q=%d r=%d %d bytes, New made q=%d r=%d %d bytes", n, q, r, size, f.QuotientBits(), f.RemainderBits(), f.SizeBytes())
+		}
+	}
+}
