@@ -47,7 +47,7 @@
 // allocator places objects above 32 KiB on page boundaries; smaller tables
 // may straddle lines), and the uneven load of the lines raises the FPR
 // (fpmath.BlockedFPR), which sizing compensates with more counters. With
-// lines of only 64 or 128 counters the measured FPR runs about 5% above
+// lines of only 64 or 128 counters the measured FPR runs 3-7% above
 // that model: the model uses the mean fill of a line with i keys, and the
 // spread of the fill around that mean raises E[fill^k] (Jensen).
 //
