@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/bloomery/bloomery"
@@ -25,6 +26,9 @@ func init() {
 			return rotating.Decode(data, want, rotating.Options{})
 		},
 		New: func(n int, p float64, h hashing.Hasher) (bloomery.Adder, error) {
+			if n <= 0 {
+				return nil, fmt.Errorf("codec: rotating for %d keys: %w", n, bloomery.ErrInvalidParams)
+			}
 			return rotating.New(rotatingParams(n, p, h))
 		},
 	})
@@ -33,13 +37,16 @@ func init() {
 func rotatingParams(n int, p float64, h hashing.Hasher) rotating.Params {
 	return rotating.Params{
 		Window: rotatingWindow, Generations: rotatingGenerations,
-		Capacity: max(1, (n+rotatingGenerations-1)/rotatingGenerations), FPR: p, Hasher: h,
+		Capacity: (n + rotatingGenerations - 1) / rotatingGenerations, FPR: p, Hasher: h,
 	}
 }
 
 // planRotating sizes a window holding n keys spread evenly over its six
 // generations, each at p/6.
 func planRotating(n int, p float64) (Plan, error) {
+	if n <= 0 {
+		return Plan{}, fmt.Errorf("codec: rotating for %d keys: %w", n, bloomery.ErrInvalidParams)
+	}
 	f, err := rotating.New(rotatingParams(n, p, hashing.Hasher{}))
 	if err != nil {
 		return Plan{}, err
