@@ -66,7 +66,7 @@ func (b *Builder) BuildBIP158(blockHash [32]byte, items [][]byte) (*Filter, erro
 		b.hashes = append(b.hashes, h.Sum64(it))
 	}
 	clear(b.items) // drop references to the caller's bytes
-	slices.Sort(b.hashes)
+	b.tmp = sortHashes(b.hashes, b.tmp)
 	// Not deduplicated by hash: distinct items count even if their
 	// hashes collide, as in the BIP.
 	return encode(b.hashes, BIP158P, BIP158M, h)

@@ -206,6 +206,7 @@ func BuildKeys(keys [][]byte, p Params) (*Filter, error) {
 // the filters themselves. It is not safe for concurrent use.
 type Builder struct {
 	hashes []uint64
+	tmp    []uint64 // radix sort scratch
 	items  [][]byte
 }
 
@@ -217,7 +218,7 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 		return nil, err
 	}
 	b.hashes = append(b.hashes[:0], hashes...)
-	slices.Sort(b.hashes)
+	b.tmp = sortHashes(b.hashes, b.tmp)
 	b.hashes = slices.Compact(b.hashes)
 	return encode(b.hashes, P, M, p.Hasher)
 }
@@ -233,7 +234,7 @@ func (b *Builder) BuildKeys(keys [][]byte, p Params) (*Filter, error) {
 	for _, k := range keys {
 		b.hashes = append(b.hashes, p.Hasher.Sum64(k))
 	}
-	slices.Sort(b.hashes)
+	b.tmp = sortHashes(b.hashes, b.tmp)
 	b.hashes = slices.Compact(b.hashes)
 	return encode(b.hashes, P, M, p.Hasher)
 }

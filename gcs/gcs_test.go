@@ -373,3 +373,19 @@ func bName(n int) string {
 	}
 	return "n=1e3"
 }
+
+func TestSortHashes(t *testing.T) {
+	for _, n := range []int{0, 1, 100, radixThreshold, 100_000} {
+		a := filtertest.Hashes(n, uint64(n)+1)
+		for i := 0; i < n/10; i++ {
+			a[i] &= 0xffff // shared high digits: skipped passes
+		}
+		want := slices.Sorted(slices.Values(a))
+		sortHashes(a, nil)
+		if !slices.Equal(a, want) {
+			t.Fatalf("n=%d: not sorted", n)
+		}
+	}
+	same := make([]uint64, radixThreshold)
+	sortHashes(same, nil) // every pass skipped
+}
