@@ -49,7 +49,7 @@ func (p Params) arity() (int, error) {
 // error wrapping bloomery.ErrInvalidParams for a bad p or more than MaxKeys
 // hashes, and bloomery.ErrBuildFailed if MaxAttempts seeds all fail.
 //
-// Build allocates about 20 bytes of scratch per key (28 if it had to
+// Build allocates about 24 bytes of scratch per key (32 if it had to
 // deduplicate); use a Builder to reuse them across builds.
 func Build[T Fingerprint](hashes []uint64, p Params) (*Filter[T], error) {
 	var b Builder[T]
@@ -67,7 +67,7 @@ func BuildKeys[T Fingerprint](keys [][]byte, p Params) (*Filter[T], error) {
 // result's fingerprint array. The zero value is ready to use.
 //
 // Ownership: a built Filter owns its array and never aliases the Builder,
-// which may be reused (or dropped) right away. The Builder holds about 20
+// which may be reused (or dropped) right away. The Builder holds about 24
 // bytes per key of the largest set it has built; Reset releases them.
 //
 // A Builder must not be used by more than one goroutine at a time.
@@ -280,55 +280,55 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	// 3. Peel. Scan the cells left to right; from every cell with one key,
 	// peel depth-first through the cells that this leaves with one key.
 	// The keys are no longer needed in order, which now records the peel
-	// order. Each cell is pushed at most once: a pushed cell has one key
-	// and counts only fall.
+	// order. Each cell is pushed at most once (a pushed cell has one key
+	// and counts only fall), so the stack never holds more than cells
+	// entries; pushes are branch-free (write, then advance the top only if
+	// the cell qualifies), because whether a cell drops to one key is
+	// unpredictable.
 	which := b.which
-	// The stack rarely holds more than a few cells; it grows on demand
-	// and is bounded by the number of cells (each is pushed at most once).
-	stack := b.stack[:0]
+	if cap(b.stack) < cells+4 {
+		b.stack = make([]uint32, cells+4)
+	}
+	stack := b.stack[:cells+4]
 	peeled := 0
 	for i := range cells {
-		if count[i]>>2 != 1 {
-			continue
-		}
-		stack = append(stack, uint32(i))
-		for len(stack) > 0 {
-			c := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
+		stack[0] = uint32(i)
+		top := isOne(count[i])
+		for top > 0 {
+			top--
+			c := stack[top]
 			if count[c]>>2 != 1 {
 				continue // its key was peeled through another cell
 			}
 			x := xors[c]
-			w := count[c] & 3
 			order[peeled] = x
-			which[peeled] = w
+			which[peeled] = count[c] & 3
 			peeled++
 			if g.arity == 3 {
-				p := g.positions3(x)
-				for j, q := range p {
+				for j, q := range g.positions3(x) {
 					xors[q] ^= x
 					cq := (count[q] - 4) ^ uint8(j)
 					count[q] = cq
-					if cq>>2 == 1 {
-						stack = append(stack, uint32(q))
-					}
+					stack[top] = uint32(q)
+					top += isOne(cq)
 				}
 			} else {
-				p := g.positions4(x)
-				for j, q := range p {
+				for j, q := range g.positions4(x) {
 					xors[q] ^= x
 					cq := (count[q] - 4) ^ uint8(j)
 					count[q] = cq
-					if cq>>2 == 1 {
-						stack = append(stack, uint32(q))
-					}
+					stack[top] = uint32(q)
+					top += isOne(cq)
 				}
 			}
 		}
 	}
-	b.stack = stack
 	return peeled, peeled+dups == n
 }
+
+// isOne returns 1 if the count byte c says one key, else 0, without a
+// branch: (c>>2)^1 is 0 exactly then, and 0-1 wraps to set the top bit.
+func isOne(c uint8) int { return int((uint64(c>>2^1) - 1) >> 63) }
 
 // assign fills a new fingerprint array from the peel order. Going
 // backwards, each key's peeled cell is still zero and no key assigned

@@ -73,7 +73,7 @@
 // [MaxAttempts] failed seeds Build returns an error wrapping
 // bloomery.ErrBuildFailed (at the published sizes a single attempt
 // succeeds with probability above 0.99 for n >= 10^4, and above 0.7 for
-// tiny sets). Construction costs O(n) time and about 20 bytes of scratch
+// tiny sets). Construction costs O(n) time and about 24 bytes of scratch
 // per key.
 //
 // # Costs and concurrency

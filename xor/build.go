@@ -33,7 +33,7 @@ type Params struct {
 // hashes are allowed and removed; hashes is not modified. It returns an
 // error wrapping bloomery.ErrInvalidParams for more than MaxKeys hashes,
 // and bloomery.ErrBuildFailed if MaxAttempts seeds all fail. It allocates
-// about 20 bytes of scratch per key; use a Builder to reuse them.
+// about 25 bytes of scratch per key; use a Builder to reuse them.
 func Build(hashes []uint64, p Params) (*Filter, error) {
 	var b Builder
 	return b.Build(hashes, p)
@@ -178,17 +178,21 @@ func (b *Builder) try(keys []uint64, blockLen, seed uint64) (int, bool) {
 
 	// Peel: scan the cells; from every cell with one key, peel depth-first
 	// through the cells this leaves with one key. Each cell is pushed at
-	// most once (a pushed cell has one key and counts only fall).
-	stack := b.stack[:0]
+	// most once (a pushed cell has one key and counts only fall), so the
+	// stack never holds more than cells entries. Pushes are branch-free
+	// (write, then advance the top only if the cell qualifies), because
+	// whether a cell drops to one key is unpredictable.
+	if cap(b.stack) < cells+3 {
+		b.stack = make([]uint32, cells+3)
+	}
+	stack := b.stack[:cells+3]
 	peeled := 0
 	for i := range cells {
-		if count[i]>>2 != 1 {
-			continue
-		}
-		stack = append(stack, uint32(i))
-		for len(stack) > 0 {
-			c := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
+		stack[0] = uint32(i)
+		top := isOne(count[i])
+		for top > 0 {
+			top--
+			c := stack[top]
 			if count[c]>>2 != 1 {
 				continue // its key was peeled through another cell
 			}
@@ -200,15 +204,17 @@ func (b *Builder) try(keys []uint64, blockLen, seed uint64) (int, bool) {
 				xors[q] ^= x
 				cq := (count[q] - 4) ^ uint8(j)
 				count[q] = cq
-				if cq>>2 == 1 {
-					stack = append(stack, uint32(q))
-				}
+				stack[top] = uint32(q)
+				top += isOne(cq)
 			}
 		}
 	}
-	b.stack = stack
 	return peeled, peeled+dups == n
 }
+
+// isOne returns 1 if the count byte c says one key, else 0, without a
+// branch: (c>>2)^1 is 0 exactly then, and 0-1 wraps to set the top bit.
+func isOne(c uint8) int { return int((uint64(c>>2^1) - 1) >> 63) }
 
 // assign fills a new fingerprint array in reverse peel order: each key's
 // peeled cell is still zero and belongs to no key assigned later, so
