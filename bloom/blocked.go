@@ -66,12 +66,15 @@ var (
 // be included or not); Union and Reset still need exclusive access to be
 // exact.
 type Blocked struct {
+	// count is the number of adds reported new, updated atomically in
+	// concurrent mode. First, so that it is 64-bit aligned on 32-bit
+	// platforms.
+	count      int64
 	words      []uint64 // blocks*8 words, 64-byte aligned
 	blocks     uint64
 	k          int
 	capacity   int
 	design     float64
-	count      int64  // adds reported new; atomic in concurrent mode
 	ones       uint64 // bits set; maintained only when !concurrent
 	hasher     hashing.Hasher
 	concurrent bool
@@ -107,12 +110,15 @@ func newBlocked(blocks uint64, k, capacity int, h hashing.Hasher) *Blocked {
 }
 
 // alignedWords returns n zeroed words whose first word is 64-byte aligned,
-// so that every 8-word block is exactly one cache line.
+// so that every 8-word block is exactly one cache line. Large arrays are
+// advised onto huge pages (adviseHugePages).
 func alignedWords(n uint64) []uint64 {
 	buf := make([]uint64, n+7)
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	skip := (64 - addr%64) % 64 / 8
-	return buf[skip : skip+uintptr(n) : skip+uintptr(n)]
+	w := buf[skip : skip+uintptr(n) : skip+uintptr(n)]
+	adviseHugePages(w)
+	return w
 }
 
 // SetConcurrent switches the concurrent mode (see the type's doc). Call it
@@ -130,22 +136,39 @@ func (f *Blocked) Concurrent() bool { return f.concurrent }
 // Kind returns bloomery.KindBlocked.
 func (f *Blocked) Kind() bloomery.Kind { return bloomery.KindBlocked }
 
+// probeSeq yields the in-block bit positions of a hash: 9-bit fields of
+// Mix64(h), then of Remix(h, 1), Remix(h, 2), ... (7 per word).
+type probeSeq struct {
+	x, h, refill uint64
+	left         int
+}
+
+func newProbeSeq(h uint64) probeSeq { return probeSeq{x: hashing.Mix64(h), h: h, left: 7} }
+
+// next returns the next bit position in [0, 512).
+func (p *probeSeq) next() uint64 {
+	if p.left == 0 {
+		p.more()
+	}
+	v := p.x & 511
+	p.x >>= 9
+	p.left--
+	return v
+}
+
+func (p *probeSeq) more() {
+	p.refill++
+	p.x = hashing.Remix(p.h, p.refill)
+	p.left = 7
+}
+
 // blockedMasks returns the probe bits of hash h inside its block, one mask
 // per word of the line.
 func blockedMasks(h uint64, k int) (m [8]uint64) {
-	x := hashing.Mix64(h)
-	left := 7
-	refill := uint64(0)
-	for i := 0; i < k; i++ {
-		if left == 0 {
-			refill++
-			x = hashing.Remix(h, refill)
-			left = 7
-		}
-		p := x & 511
+	ps := newProbeSeq(h)
+	for range k {
+		p := ps.next()
 		m[p>>6] |= 1 << (p & 63)
-		x >>= 9
-		left--
 	}
 	return m
 }
@@ -169,15 +192,16 @@ func (f *Blocked) AddHash(h uint64) bool {
 }
 
 func (f *Blocked) add(off, h uint64) bool {
-	m := blockedMasks(h, f.k)
 	line := (*[8]uint64)(f.words[off : off+8])
-	var added int
-	for j := range line {
-		old := line[j]
-		line[j] = old | m[j]
-		added += bits.OnesCount64(m[j] &^ old)
+	ps := newProbeSeq(h)
+	var added uint64
+	for range f.k {
+		p := ps.next()
+		w, b := &line[p>>6], p&63
+		added += (^*w >> b) & 1
+		*w |= 1 << b
 	}
-	f.ones += uint64(added)
+	f.ones += added
 	if added != 0 {
 		f.count++
 		return true
@@ -217,14 +241,32 @@ func (f *Blocked) ContainsHash(h uint64) bool {
 	return f.contains(f.offset(h), h)
 }
 
+// contains stops at the first clear bit (a negative query usually reads
+// one or two words of the line).
 func (f *Blocked) contains(off, h uint64) bool {
-	m := blockedMasks(h, f.k)
 	line := (*[8]uint64)(f.words[off : off+8])
-	var miss uint64
-	for j := range line {
-		miss |= m[j] &^ line[j]
+	ps := newProbeSeq(h)
+	for range f.k {
+		p := ps.next()
+		if line[p>>6]&(1<<(p&63)) == 0 {
+			return false
+		}
 	}
-	return miss == 0
+	return true
+}
+
+// containsFlat is contains without data-dependent branches: the batch
+// query uses it so that mispredicted exits do not serialise the keys of a
+// group and the out-of-order core can overlap their work.
+func (f *Blocked) containsFlat(off, h uint64) bool {
+	line := (*[8]uint64)(f.words[off : off+8])
+	ps := newProbeSeq(h)
+	acc := uint64(1)
+	for range f.k {
+		p := ps.next()
+		acc &= line[p>>6] >> (p & 63)
+	}
+	return acc&1 != 0
 }
 
 func (f *Blocked) containsAtomic(off, h uint64) bool {

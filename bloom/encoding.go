@@ -92,7 +92,7 @@ func parseParams(params []byte, kind bloomery.Kind) (header, error) {
 	const maxCount = 1 << 62
 	switch {
 	case hd.m == 0 || hd.m%hd.blockBits != 0 || hd.m/8 > MaxBytes:
-		r.Fail("bits %d not a positive multiple of %d within %d bytes", hd.m, hd.blockBits, MaxBytes)
+		r.Fail("bits %d not a positive multiple of %d within %d bytes", hd.m, hd.blockBits, uint64(MaxBytes))
 	case k == 0 || k > MaxHashFuncs:
 		r.Fail("hash functions %d outside [1, %d]", k, MaxHashFuncs)
 	case capacity == 0 || capacity > maxCount:
@@ -250,7 +250,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		return nil, err
 	}
 	f := &Filter{
-		words:    make([]uint64, hd.m/64),
+		words:    newWords(hd.m / 64),
 		m:        hd.m,
 		k:        hd.k,
 		capacity: hd.capacity,

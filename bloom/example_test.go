@@ -13,8 +13,8 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(f.AddString("apple"))  // new
-	fmt.Println(f.AddString("apple"))  // already present
+	fmt.Println(f.AddString("apple")) // new
+	fmt.Println(f.AddString("apple")) // already present
 	fmt.Println(f.ContainsString("apple"))
 	fmt.Println(f.ContainsString("pear")) // absent (with probability 99%)
 	fmt.Println(f.Len(), f.Cap(), f.K(), f.Bits())

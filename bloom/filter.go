@@ -77,7 +77,7 @@ func NewForCapacity(n int, fpr float64) (*Filter, error) {
 
 func newFilter(m uint64, k, capacity int, h hashing.Hasher) *Filter {
 	return &Filter{
-		words:    make([]uint64, m/64),
+		words:    newWords(m / 64),
 		m:        m,
 		k:        k,
 		capacity: capacity,
@@ -255,7 +255,8 @@ func unionCount(a, b, est int) int {
 // Clone returns an independent copy of f.
 func (f *Filter) Clone() *Filter {
 	c := *f
-	c.words = append([]uint64(nil), f.words...)
+	c.words = newWords(uint64(len(f.words)))
+	copy(c.words, f.words)
 	return &c
 }
 
@@ -263,6 +264,13 @@ func (f *Filter) Clone() *Filter {
 func (f *Filter) Reset() {
 	clear(f.words)
 	f.ones, f.count = 0, 0
+}
+
+// newWords returns n zeroed words, advised onto huge pages when large.
+func newWords(n uint64) []uint64 {
+	w := make([]uint64, n)
+	adviseHugePages(w)
+	return w
 }
 
 func popcount(words []uint64) uint64 {

@@ -76,8 +76,8 @@ func (p Params) validate(ctx string) error {
 
 // checkSize refuses a bit count beyond MaxBytes.
 func checkSize(ctx string, bits float64) error {
-	if !(bits <= 8*MaxBytes) {
-		return fmt.Errorf("%s: %.4g bits exceed the %d-byte limit: %w", ctx, bits, MaxBytes, bloomery.ErrInvalidParams)
+	if !(bits <= 8*MaxBytes && bits/8 < math.MaxInt/2) {
+		return fmt.Errorf("%s: %.4g bits exceed the %d-byte limit: %w", ctx, bits, uint64(MaxBytes), bloomery.ErrInvalidParams)
 	}
 	return nil
 }
