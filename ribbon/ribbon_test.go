@@ -99,7 +99,7 @@ func TestFPR(t *testing.T) {
 		{Params{FPR: 0.3}, 1_000_000},
 		{Params{FPR: 1.0 / 64}, 1_000_000},       // exactly 6 columns everywhere
 		{Params{BloomBitsPerKey: 10}, 2_000_000}, // ~0.92 %
-		{Params{FPR: 0.001}, 10_000_000},
+		{Params{FPR: 0.001}, 4_000_000},
 	}
 	for i, c := range cases {
 		f := mustBuild(t, &b, keys, c.p)
