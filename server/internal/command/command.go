@@ -156,6 +156,10 @@ type Ctx struct {
 	C    *Conn
 	W    *resp.Writer
 	Args [][]byte
+	// LogArgs, when set by a command, is logged instead of Args (for
+	// commands whose replay must not depend on randomness, such as a
+	// generated hashing key).
+	LogArgs [][]byte
 	// failed records that the reply was a top-level error (for stats).
 	failed bool
 }
@@ -259,7 +263,11 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 		if spec.Run(&x) {
 			e.Store.Dirty++
 			if !e.Replaying {
-				c.LogOff = e.Hooks.Log(args)
+				if x.LogArgs != nil {
+					c.LogOff = e.Hooks.Log(x.LogArgs)
+				} else {
+					c.LogOff = e.Hooks.Log(args)
+				}
 			}
 		}
 		e.Store.Unlock()

@@ -16,6 +16,8 @@ import (
 	"sync"
 
 	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/codec"
+	"github.com/bloomery/bloomery/hashing"
 	"github.com/bloomery/bloomery/server/internal/rbbloom"
 	"github.com/bloomery/bloomery/server/internal/rbcuckoo"
 )
@@ -53,6 +55,28 @@ func (Cuckoo) Type() string            { return TypeCuckoo }
 func (c Cuckoo) MemBytes() uint64      { return c.Size() }
 func (c Cuckoo) ReportedFP() *uint64   { return &c.Filter.Reported }
 func (c Cuckoo) Stats() bloomery.Stats { return c.Filter.Stats() }
+
+// Family is a key holding any Bloomery family (BLOOMERY.* commands),
+// persisted in the container format. Key, when set, is the SipHash key of
+// a keyed filter (needed to reload it).
+type Family struct {
+	F        bloomery.Filter
+	Key      *[16]byte
+	Reported *uint64
+}
+
+// NewFamily wraps f.
+func NewFamily(f bloomery.Filter, key *[16]byte) Family {
+	return Family{F: f, Key: key, Reported: new(uint64)}
+}
+
+// TypePrefix starts the TYPE name of family keys ("bloomery-blocked").
+const TypePrefix = "bloomery-"
+
+func (v Family) Type() string          { return TypePrefix + v.F.Kind().String() }
+func (v Family) MemBytes() uint64      { return uint64(v.F.SizeBytes()) }
+func (v Family) ReportedFP() *uint64   { return v.Reported }
+func (v Family) Stats() bloomery.Stats { return v.F.Stats() }
 
 // Store is the keyspace. The zero value is not usable; call New.
 type Store struct {
@@ -141,9 +165,12 @@ func (s *Store) Each(fn func(key string, v Value)) {
 //	cuckoo: u64 reported, u32 header length, header, u64 data length, slots
 //
 // (header and data are the SCANDUMP header and concatenated chunks).
+//
+//	family: u64 reported, u8 keyed, [16]byte key if keyed, container bytes
 const (
 	typeBloom  = 1
 	typeCuckoo = 2
+	typeFamily = 3
 )
 
 // AppendValue appends v's snapshot encoding.
@@ -151,6 +178,20 @@ func AppendValue(b []byte, v Value) []byte {
 	var hdr []byte
 	var chunk func(off uint64) []byte
 	switch x := v.(type) {
+	case Family:
+		b = append(b, typeFamily)
+		b = binary.LittleEndian.AppendUint64(b, *x.Reported)
+		if x.Key != nil {
+			b = append(b, 1)
+			b = append(b, x.Key[:]...)
+		} else {
+			b = append(b, 0)
+		}
+		out, err := x.F.AppendBinary(b)
+		if err != nil {
+			panic(fmt.Sprintf("keyspace: encode %v: %v", x.F.Kind(), err))
+		}
+		return out
 	case Bloom:
 		b = append(b, typeBloom)
 		hdr = x.AppendHeader(nil)
@@ -189,6 +230,9 @@ func DecodeValue(p []byte, limit uint64) (Value, error) {
 	}
 	typ := p[0]
 	reported := binary.LittleEndian.Uint64(p[1:])
+	if typ == typeFamily {
+		return decodeFamily(p[9:], reported, limit)
+	}
 	hl := uint64(binary.LittleEndian.Uint32(p[9:]))
 	p = p[13:]
 	if uint64(len(p)) < hl+8 {
@@ -229,4 +273,41 @@ func DecodeValue(p []byte, limit uint64) (Value, error) {
 		return Cuckoo{f}, nil
 	}
 	return nil, fmt.Errorf("keyspace: unknown value type %d: %w", typ, bloomery.ErrCorrupt)
+}
+
+func decodeFamily(p []byte, reported, limit uint64) (Value, error) {
+	if len(p) < 1 {
+		return nil, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
+	}
+	var key *[16]byte
+	if p[0] == 1 {
+		if len(p) < 17 {
+			return nil, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
+		}
+		key = new([16]byte)
+		copy(key[:], p[1:17])
+		p = p[17:]
+	} else {
+		p = p[1:]
+	}
+	if uint64(len(p)) > limit {
+		return nil, fmt.Errorf("keyspace: family value of %d bytes over the limit: %w", len(p), bloomery.ErrCorrupt)
+	}
+	f, err := DecodeFilter(p, key)
+	if err != nil {
+		return nil, err
+	}
+	v := NewFamily(f, key)
+	*v.Reported = reported
+	return v, nil
+}
+
+// DecodeFilter decodes a container-format filter; key is required for a
+// keyed (SipHash) filter and must be nil otherwise.
+func DecodeFilter(data []byte, key *[16]byte) (bloomery.Filter, error) {
+	want := hashing.Expect{}
+	if key != nil {
+		want = hashing.Want(hashing.SipHash(*key))
+	}
+	return codec.Decode(data, want)
 }

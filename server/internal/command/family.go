@@ -1,0 +1,382 @@
+package command
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/codec"
+	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/rotating"
+	"github.com/bloomery/bloomery/server/internal/keyspace"
+)
+
+// Commands for every Bloomery family, reached through the codec catalog:
+// dynamic filters (blocked Bloom and the others), static filters uploaded
+// in the container format or built server-side, and time-rotating dedup
+// windows. Keys are persisted in the container format.
+func init() {
+	register(
+		&Spec{Name: "bloomery.reserve", Arity: -5, Flags: fWrite | fDenyOOM, Run: famReserve, Group: "bloomery", Help: "BLOOMERY.RESERVE key kind capacity fpr [KEYED | KEY hex32]"},
+		&Spec{Name: "bloomery.window", Arity: -5, Flags: fWrite | fDenyOOM, Run: famWindow, Group: "bloomery", Help: "BLOOMERY.WINDOW key seconds capacity fpr [GENERATIONS n] [KEYED | KEY hex32]"},
+		&Spec{Name: "bloomery.add", Arity: -3, Flags: fWrite | fDenyOOM, Run: famAdd, Group: "bloomery", Help: "BLOOMERY.ADD key item [item ...]"},
+		&Spec{Name: "bloomery.seen", Arity: -3, Flags: fWrite | fDenyOOM, Run: famAdd, Group: "bloomery", Help: "BLOOMERY.SEEN key item [item ...] (add if absent: 1 = first sighting)"},
+		// EXISTS takes the write lock: a rotating filter's clock may move
+		// between queries, and serialising keeps every family safe.
+		&Spec{Name: "bloomery.exists", Arity: -3, Flags: fWrite, Run: famExists, Group: "bloomery", Help: "BLOOMERY.EXISTS key item [item ...]"},
+		&Spec{Name: "bloomery.del", Arity: 3, Flags: fWrite, Run: famDel, Group: "bloomery", Help: "BLOOMERY.DEL key item"},
+		&Spec{Name: "bloomery.load", Arity: 3, Flags: fWrite | fDenyOOM, Run: famLoad, Group: "bloomery", Help: "BLOOMERY.LOAD key filter-bytes (container format)"},
+		&Spec{Name: "bloomery.build", Arity: -5, Flags: fWrite | fDenyOOM, Run: famBuild, Group: "bloomery", Help: "BLOOMERY.BUILD key kind fpr item [item ...]"},
+		&Spec{Name: "bloomery.dump", Arity: 2, Flags: fRead, Run: famDump, Group: "bloomery", Help: "BLOOMERY.DUMP key (container format)"},
+	)
+}
+
+func (x *Ctx) familyAt(key []byte) (keyspace.Family, bool, bool) {
+	v := x.Store.Get(key)
+	if v == nil {
+		return keyspace.Family{}, false, false
+	}
+	f, ok := v.(keyspace.Family)
+	return f, ok, !ok
+}
+
+func (x *Ctx) needAbsent(key []byte) bool {
+	if v := x.Store.Get(key); v != nil {
+		if isFilter(v) {
+			x.Error(errItemExists)
+		} else if _, ok := v.(keyspace.Family); ok {
+			x.Error(errItemExists)
+		} else {
+			x.Error(errWrongType)
+		}
+		return false
+	}
+	return true
+}
+
+// parseKeyOpt reads [KEYED | KEY hex32] at a[i:]; KEYED draws a random key
+// and sets LogArgs so the log records it (replay must reuse it).
+func (x *Ctx) parseKeyOpt(a [][]byte, i int) (*[16]byte, int, bool) {
+	if i >= len(a) {
+		return nil, i, true
+	}
+	switch {
+	case eq(a[i], "keyed"):
+		k := new([16]byte)
+		rand.Read(k[:])
+		x.LogArgs = append(append(append([][]byte(nil), a[:i]...), []byte("KEY"), []byte(hex.EncodeToString(k[:]))), a[i+1:]...)
+		return k, i + 1, true
+	case eq(a[i], "key") && i+1 < len(a):
+		b, err := hex.DecodeString(string(a[i+1]))
+		if err != nil || len(b) != 16 {
+			x.Error("ERR KEY must be 32 hex digits (a 16-byte SipHash key)")
+			return nil, i, false
+		}
+		k := new([16]byte)
+		copy(k[:], b)
+		return k, i + 2, true
+	}
+	return nil, i, true
+}
+
+func hasherFor(key *[16]byte) hashing.Hasher {
+	if key != nil {
+		return hashing.SipHash(*key)
+	}
+	return hashing.XXH3(0)
+}
+
+func parseSizeFPR(x *Ctx, capB, fprB []byte) (int, float64, bool) {
+	n, err := strconv.Atoi(string(capB))
+	if err != nil || n < 1 || n > 1<<32 {
+		x.Error("ERR bad capacity")
+		return 0, 0, false
+	}
+	p, err := strconv.ParseFloat(string(fprB), 64)
+	if err != nil || !(p > 0 && p < 1) {
+		x.Error(errErrorRange)
+		return 0, 0, false
+	}
+	return n, p, true
+}
+
+func (x *Ctx) store(key []byte, f bloomery.Filter, k *[16]byte) bool {
+	if uint64(f.SizeBytes()) > x.memLimit() {
+		x.Error(errOOM)
+		return false
+	}
+	x.Store.Set(key, keyspace.NewFamily(f, k))
+	return true
+}
+
+func familyByName(x *Ctx, name []byte) (codec.Family, bool) {
+	kind, err := bloomery.ParseKind(string(name))
+	if err == nil {
+		fam, err2 := codec.Lookup(kind)
+		if err2 == nil {
+			return fam, true
+		}
+	}
+	var names []string
+	for _, f := range codec.Families() {
+		names = append(names, f.Kind.String())
+	}
+	x.Error(fmt.Sprintf("ERR unknown filter kind '%s' (this build has: %s)", name, strings.Join(names, " ")))
+	return codec.Family{}, false
+}
+
+func famReserve(x *Ctx) bool {
+	a := x.Args
+	fam, ok := familyByName(x, a[2])
+	if !ok {
+		return false
+	}
+	if fam.New == nil {
+		x.Error(fmt.Sprintf("ERR %v is a static family: use BLOOMERY.BUILD or BLOOMERY.LOAD", fam.Kind))
+		return false
+	}
+	n, p, ok := parseSizeFPR(x, a[3], a[4])
+	if !ok {
+		return false
+	}
+	k, next, ok := x.parseKeyOpt(a, 5)
+	if !ok {
+		return false
+	}
+	if next != len(a) {
+		x.Error(errSyntax)
+		return false
+	}
+	if !x.needAbsent(a[1]) {
+		return false
+	}
+	plan, err := fam.Plan(n, p)
+	if err == nil && uint64(plan.Bytes) > x.memLimit() {
+		x.Error(errOOM)
+		return false
+	}
+	f, err := fam.New(n, p, hasherFor(k))
+	if err != nil {
+		x.Error("ERR " + err.Error())
+		return false
+	}
+	if !x.store(a[1], f, k) {
+		return false
+	}
+	x.W.Status("OK")
+	return true
+}
+
+func famWindow(x *Ctx) bool {
+	a := x.Args
+	secs, err := strconv.ParseFloat(string(a[2]), 64)
+	if err != nil || !(secs > 0) || secs > 1e9 {
+		x.Error("ERR bad window (seconds > 0)")
+		return false
+	}
+	n, p, ok := parseSizeFPR(x, a[3], a[4])
+	if !ok {
+		return false
+	}
+	gens := 0
+	i := 5
+	if i+1 < len(a) && eq(a[i], "generations") {
+		g, err := strconv.Atoi(string(a[i+1]))
+		if err != nil || g < 2 || g > rotating.MaxGenerations {
+			x.Error(fmt.Sprintf("ERR GENERATIONS must be in [2, %d]", rotating.MaxGenerations))
+			return false
+		}
+		gens = g
+		i += 2
+	}
+	k, next, ok := x.parseKeyOpt(a, i)
+	if !ok {
+		return false
+	}
+	if next != len(a) {
+		x.Error(errSyntax)
+		return false
+	}
+	if !x.needAbsent(a[1]) {
+		return false
+	}
+	f, err := rotating.New(rotating.Params{
+		Window: time.Duration(secs * float64(time.Second)), Generations: gens,
+		Capacity: n, FPR: p, Hasher: hasherFor(k),
+	})
+	if err != nil {
+		x.Error("ERR " + err.Error())
+		return false
+	}
+	if !x.store(a[1], f, k) {
+		return false
+	}
+	x.W.Status("OK")
+	return true
+}
+
+type ifAbsent interface{ AddIfAbsent([]byte) bool }
+
+func famAdd(x *Ctx) bool {
+	v, found, wrong := x.familyAt(x.Args[1])
+	if wrong {
+		x.Error(errWrongType)
+		return false
+	}
+	if !found {
+		x.Error(errNotFound)
+		return false
+	}
+	ad, ok := v.F.(bloomery.Adder)
+	if !ok {
+		x.Error(fmt.Sprintf("ERR %v filters are static: they cannot take adds", v.F.Kind()))
+		return false
+	}
+	seen := eq(x.Args[0], "bloomery.seen")
+	ia, hasIA := v.F.(ifAbsent)
+	items := x.Args[2:]
+	old := uint64(v.F.SizeBytes())
+	x.W.Array(len(items))
+	dirty := false
+	for _, it := range items {
+		var added bool
+		if seen && hasIA {
+			added = ia.AddIfAbsent(it)
+		} else {
+			added = ad.Add(it)
+		}
+		dirty = dirty || added
+		x.W.Bool(added)
+	}
+	if now := uint64(v.F.SizeBytes()); now != old {
+		x.Store.Grew(old, now)
+	}
+	return dirty
+}
+
+func famExists(x *Ctx) bool {
+	v, found, _ := x.familyAt(x.Args[1])
+	items := x.Args[2:]
+	x.W.Array(len(items))
+	for _, it := range items {
+		x.W.Bool(found && v.F.Contains(it))
+	}
+	return false
+}
+
+func famDel(x *Ctx) bool {
+	v, found, wrong := x.familyAt(x.Args[1])
+	if wrong {
+		x.Error(errWrongType)
+		return false
+	}
+	if !found {
+		x.Error(errNotFound)
+		return false
+	}
+	d, ok := v.F.(bloomery.Deleter)
+	if !ok {
+		x.Error(fmt.Sprintf("ERR %v filters do not support delete", v.F.Kind()))
+		return false
+	}
+	ok = d.Delete(x.Args[2])
+	x.W.Bool(ok)
+	return ok
+}
+
+func famLoad(x *Ctx) bool {
+	data := x.Args[2]
+	if uint64(len(data)) > x.memLimit() {
+		x.Error(errOOM)
+		return false
+	}
+	if !x.needAbsent(x.Args[1]) {
+		return false
+	}
+	f, err := keyspace.DecodeFilter(data, nil)
+	if err != nil {
+		msg := "ERR bad filter: " + err.Error()
+		if errors.Is(err, bloomery.ErrKeyRequired) {
+			msg = "ERR keyed (SipHash) filters cannot be uploaded: the server would need the secret key"
+		}
+		x.Error(msg)
+		return false
+	}
+	if !x.store(x.Args[1], f, nil) {
+		return false
+	}
+	x.W.Status("OK")
+	return true
+}
+
+func famBuild(x *Ctx) bool {
+	a := x.Args
+	fam, ok := familyByName(x, a[2])
+	if !ok {
+		return false
+	}
+	p, err := strconv.ParseFloat(string(a[3]), 64)
+	if err != nil || !(p > 0 && p < 1) {
+		x.Error(errErrorRange)
+		return false
+	}
+	if !x.needAbsent(a[1]) {
+		return false
+	}
+	items := a[4:]
+	if plan, err := fam.Plan(len(items), p); err == nil && uint64(plan.Bytes) > x.memLimit() {
+		x.Error(errOOM)
+		return false
+	}
+	h := hashing.XXH3(0)
+	var f bloomery.Filter
+	if fam.Build != nil {
+		hashes := make([]uint64, len(items))
+		for i, it := range items {
+			hashes[i] = h.Sum64(it)
+		}
+		f, err = fam.Build(hashes, p, h)
+	} else {
+		var ad bloomery.Adder
+		ad, err = fam.New(len(items), p, h)
+		if err == nil {
+			for _, it := range items {
+				ad.Add(it)
+			}
+			f = ad
+		}
+	}
+	if err != nil {
+		x.Error("ERR build failed: " + err.Error())
+		return false
+	}
+	if !x.store(a[1], f, nil) {
+		return false
+	}
+	x.W.Status("OK")
+	return true
+}
+
+func famDump(x *Ctx) bool {
+	v, found, wrong := x.familyAt(x.Args[1])
+	if wrong {
+		x.Error(errWrongType)
+		return false
+	}
+	if !found {
+		x.Error(errNotFound)
+		return false
+	}
+	b, err := v.F.AppendBinary(nil)
+	if err != nil {
+		x.Error("ERR " + err.Error())
+		return false
+	}
+	x.W.Bulk(b)
+	return false
+}
