@@ -32,10 +32,12 @@ var _ bloomery.Adder = (*Filter)(nil)
 // runs modulo 2^64 and only the multiply-shift maps it onto m, m need not
 // be a power of two or prime, and there is no modulo on the path. The
 // residual weakness of any double hashing, keys whose step d/2^64 lies
-// within about 1/(k*m) of a fraction a/q with small q (their probes
-// revisit q positions), has probability O(k/m) per key, below 10^-5 for
-// the filters of 10^6 bits and more that matter, and the FPR tests measure
-// (1 - e^(-kn/m))^k within a few percent at m from 10^4 to 10^7 bits.
+// within about 1/m of a fraction a/q with small q (their probes revisit
+// fewer than k positions), has probability O(k/m) per key: in
+// TestStandardProbesDistinct, 1 key in 10^6 on a 2^20-bit filter loses two
+// probes, and fewer keys have any repeated probe than k independent probes
+// would give (1 against 20). The FPR tests measure (1 - e^(-kn/m))^k
+// within a few percent at m from 2*10^4 to 1.6*10^7 bits.
 //
 // # Costs
 //
