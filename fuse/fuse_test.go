@@ -140,7 +140,8 @@ func TestBitsPerKeyTarget(t *testing.T) {
 			t.Errorf("Stats().BitsPerKey %.4f != %.4f", st.BitsPerKey, got)
 		}
 		t.Logf("arity %d, n=%d: %.4f bits/key (target <= %.2f)", c.arity, n, got, c.max)
-		filtertest.NoFalseNegatives(t, fmt.Sprintf("arity %d n=%d", c.arity, n), f.ContainsHash, hs)
+		// Membership is checked at 10^6 keys elsewhere; spot-check here.
+		filtertest.NoFalseNegatives(t, fmt.Sprintf("arity %d n=%d", c.arity, n), f.ContainsHash, hs[:100_000])
 	}
 }
 
