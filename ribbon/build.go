@@ -224,13 +224,15 @@ func (b *Builder) band(l layout, seed uint32) bool {
 					}
 					break
 				}
-				tz := uint(bits.TrailingZeros64(hi))
+				tz := uint(bits.TrailingZeros64(hi)) & 63
 				lo, hi = hi>>tz, 0
 				i += 64 + uint64(tz)
 				continue
 			}
-			tz := uint(bits.TrailingZeros64(lo))
-			lo = lo>>tz | hi<<(64-tz)
+			// 1 <= tz <= 63 (bit 0 was cleared, lo != 0); the masks
+			// tell the compiler so and save its oversized-shift code.
+			tz := uint(bits.TrailingZeros64(lo)) & 63
+			lo = lo>>tz | hi<<((64-tz)&63)
 			hi >>= tz
 			i += uint64(tz)
 		}
