@@ -92,3 +92,9 @@ func NewBlockedFromImage(img BlockedImage) (*Blocked, error) {
 	f.ones = popcount(f.words)
 	return f, nil
 }
+
+// BlockedSize returns the number of 512-bit blocks and the probe count k
+// that NewBlocked(p) would use, without allocating the bit array (for
+// stores that keep the array elsewhere, possibly larger than memory).
+// Errors are NewBlocked's.
+func BlockedSize(p Params) (blocks uint64, k int, err error) { return blockedSize(p) }

@@ -112,3 +112,26 @@ func TestBlockedImageRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestBlockedSizeMatchesNewBlocked(t *testing.T) {
+	for _, p := range []Params{
+		{Capacity: 1000, FPR: 0.01},
+		{Capacity: 123457, FPR: 0.001},
+		{Capacity: 5000, BitsPerKey: 12, HashFuncs: 5},
+	} {
+		blocks, k, err := BlockedSize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := NewBlocked(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if blocks != f.Blocks() || k != f.K() {
+			t.Fatalf("%+v: BlockedSize %d blocks k=%d, NewBlocked %d blocks k=%d", p, blocks, k, f.Blocks(), f.K())
+		}
+	}
+	if _, _, err := BlockedSize(Params{}); !errors.Is(err, bloomery.ErrInvalidParams) {
+		t.Fatalf("zero params: %v", err)
+	}
+}
