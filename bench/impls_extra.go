@@ -4,33 +4,211 @@ import (
 	"slices"
 
 	"github.com/FastFilter/xorfilter"
+	seiflotfy "github.com/seiflotfy/cuckoofilter"
+	boom "github.com/tylertreat/BoomFilters"
 	"github.com/zeebo/xxh3"
+
+	"github.com/bloomery/bloomery/counting"
+	"github.com/bloomery/bloomery/cuckoo"
+	"github.com/bloomery/bloomery/fuse"
+	"github.com/bloomery/bloomery/ribbon"
+	"github.com/bloomery/bloomery/xor"
 )
 
-func extraUint64Impls() []Impl[uint64] {
-	return []Impl[uint64]{
-		{Name: "FastFilter/xorfilter BinaryFuse8", Group: "fuse8", Build: func(keys []uint64, p float64) (Built[uint64], error) {
-			f, err := xorfilter.PopulateBinaryFuse8(slices.Clone(keys))
+// hashKeys hashes string keys with XXH3-64 (seed 0), the hash every
+// Bloomery family uses by default, for filters built from hashes.
+func hashKeys(keys [][]byte) []uint64 {
+	hs := make([]uint64, len(keys))
+	for i, k := range keys {
+		hs[i] = xxh3.Hash(k)
+	}
+	return hs
+}
+
+// batchOverHashes adapts a batch query over hashes to string keys
+// (hashing included in the measured time).
+func batchOverHashes(batch func([]uint64, []bool)) func([][]byte, []bool) {
+	hs := make([]uint64, 1024)
+	return func(keys [][]byte, out []bool) {
+		h := hs[:len(keys)]
+		for i, k := range keys {
+			h[i] = xxh3.Hash(k)
+		}
+		batch(h, out)
+	}
+}
+
+// staticU wraps a static family built from uint64 keys (used as hashes).
+func staticU(name, group string, ours bool, build func([]uint64) (contains func(uint64) bool, batch func([]uint64, []bool), bytes int, err error)) Impl[uint64] {
+	return Impl[uint64]{Name: name, Group: group, Ours: ours, Build: func(keys []uint64, p float64) (Built[uint64], error) {
+		c, b, n, err := build(keys)
+		return Built[uint64]{Contains: c, Batch: b, Bytes: n}, err
+	}}
+}
+
+// staticS wraps the same family for string keys: the keys are hashed with
+// XXH3 first (build and query times include hashing).
+func staticS(name, group string, ours bool, build func([]uint64) (contains func(uint64) bool, batch func([]uint64, []bool), bytes int, err error)) Impl[[]byte] {
+	return Impl[[]byte]{Name: name, Group: group, Ours: ours, Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
+		c, b, n, err := build(hashKeys(keys))
+		if err != nil {
+			return Built[[]byte]{}, err
+		}
+		out := Built[[]byte]{Contains: func(k []byte) bool { return c(xxh3.Hash(k)) }, Bytes: n}
+		if b != nil {
+			out.Batch = batchOverHashes(b)
+		}
+		return out, nil
+	}}
+}
+
+type staticBuild = func([]uint64) (func(uint64) bool, func([]uint64, []bool), int, error)
+
+func staticBuilds() []struct {
+	name, group string
+	ours        bool
+	build       staticBuild
+} {
+	return []struct {
+		name, group string
+		ours        bool
+		build       staticBuild
+	}{
+		{"bloomery fuse8", "fuse8", true, func(hs []uint64) (func(uint64) bool, func([]uint64, []bool), int, error) {
+			f, err := fuse.Build[uint8](hs, fuse.Params{})
 			if err != nil {
-				return Built[uint64]{}, err
+				return nil, nil, 0, err
 			}
-			return Built[uint64]{Contains: f.Contains, Bytes: len(f.Fingerprints)}, nil
+			return f.ContainsHash, f.ContainsBatch, f.SizeBytes(), nil
+		}},
+		{"FastFilter/xorfilter BinaryFuse8", "fuse8", false, func(hs []uint64) (func(uint64) bool, func([]uint64, []bool), int, error) {
+			f, err := xorfilter.PopulateBinaryFuse8(slices.Clone(hs))
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return f.Contains, nil, len(f.Fingerprints), nil
+		}},
+		{"bloomery fuse8-4", "fuse8-4", true, func(hs []uint64) (func(uint64) bool, func([]uint64, []bool), int, error) {
+			f, err := fuse.Build[uint8](hs, fuse.Params{Arity: 4})
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return f.ContainsHash, f.ContainsBatch, f.SizeBytes(), nil
+		}},
+		{"bloomery xor8", "xor8", true, func(hs []uint64) (func(uint64) bool, func([]uint64, []bool), int, error) {
+			f, err := xor.Build(hs, xor.Params{})
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return f.ContainsHash, f.ContainsBatch, f.SizeBytes(), nil
+		}},
+		{"FastFilter/xorfilter Xor8", "xor8", false, func(hs []uint64) (func(uint64) bool, func([]uint64, []bool), int, error) {
+			f, err := xorfilter.Populate(slices.Clone(hs))
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return f.Contains, nil, len(f.Fingerprints), nil
+		}},
+		{"bloomery ribbon", "ribbon", true, func(hs []uint64) (func(uint64) bool, func([]uint64, []bool), int, error) {
+			f, err := ribbon.Build(hs, ribbon.Params{FPR: 0.01})
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			return f.ContainsHash, f.ContainsBatch, f.SizeBytes(), nil
 		}},
 	}
 }
 
-func extraStringImpls() []Impl[[]byte] {
-	return []Impl[[]byte]{
-		{Name: "FastFilter/xorfilter BinaryFuse8", Group: "fuse8", Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
-			hs := make([]uint64, len(keys))
-			for i, k := range keys {
-				hs[i] = xxh3.Hash(k)
+func extraUint64Impls() []Impl[uint64] {
+	var out []Impl[uint64]
+	for _, s := range staticBuilds() {
+		out = append(out, staticU(s.name, s.group, s.ours, s.build))
+	}
+	out = append(out,
+		Impl[uint64]{Name: "bloomery cuckoo (12-bit)", Group: "cuckoo", Ours: true, Build: func(keys []uint64, p float64) (Built[uint64], error) {
+			f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: 12})
+			if err != nil {
+				return Built[uint64]{}, err
 			}
-			f, err := xorfilter.PopulateBinaryFuse8(hs)
+			for _, k := range keys {
+				if err := f.InsertHash(k); err != nil {
+					return Built[uint64]{}, err
+				}
+			}
+			return Built[uint64]{Contains: f.ContainsHash, Batch: f.ContainsBatch, Bytes: f.SizeBytes()}, nil
+		}},
+		Impl[uint64]{Name: "seiflotfy/cuckoofilter", Group: "cuckoo", Build: func(keys []uint64, p float64) (Built[uint64], error) {
+			f := seiflotfy.NewFilter(uint(len(keys)))
+			failed := 0
+			for _, k := range keys {
+				b := le(k)
+				if !f.Insert(b[:]) {
+					failed++
+				}
+			}
+			return Built[uint64]{Contains: func(k uint64) bool { b := le(k); return f.Lookup(b[:]) }, Bytes: seiflotfyBytes(len(keys)), InsertFailures: failed}, nil
+		}},
+		Impl[uint64]{Name: "bloomery counting (4-bit)", Group: "counting", Ours: true, Build: func(keys []uint64, p float64) (Built[uint64], error) {
+			f, err := counting.NewForCapacity(len(keys), p)
+			if err != nil {
+				return Built[uint64]{}, err
+			}
+			for _, k := range keys {
+				f.AddHash(k)
+			}
+			return Built[uint64]{Contains: f.ContainsHash, Bytes: f.SizeBytes()}, nil
+		}},
+		Impl[uint64]{Name: "tylertreat/BoomFilters counting", Group: "counting", Build: func(keys []uint64, p float64) (Built[uint64], error) {
+			f := boom.NewCountingBloomFilter(uint(len(keys)), 4, p)
+			for _, k := range keys {
+				b := le(k)
+				f.Add(b[:])
+			}
+			// 4-bit buckets: m/2 bytes.
+			return Built[uint64]{Contains: func(k uint64) bool { b := le(k); return f.Test(b[:]) }, Bytes: int(f.Capacity() / 2)}, nil
+		}},
+	)
+	return out
+}
+
+func extraStringImpls() []Impl[[]byte] {
+	var out []Impl[[]byte]
+	for _, s := range staticBuilds() {
+		out = append(out, staticS(s.name, s.group, s.ours, s.build))
+	}
+	out = append(out,
+		Impl[[]byte]{Name: "bloomery cuckoo (12-bit)", Group: "cuckoo", Ours: true, Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
+			f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: 12})
 			if err != nil {
 				return Built[[]byte]{}, err
 			}
-			return Built[[]byte]{Contains: func(k []byte) bool { return f.Contains(xxh3.Hash(k)) }, Bytes: len(f.Fingerprints)}, nil
+			for _, k := range keys {
+				if err := f.Insert(k); err != nil {
+					return Built[[]byte]{}, err
+				}
+			}
+			return Built[[]byte]{Contains: f.Contains, Batch: batchOverHashes(f.ContainsBatch), Bytes: f.SizeBytes()}, nil
 		}},
+		Impl[[]byte]{Name: "seiflotfy/cuckoofilter", Group: "cuckoo", Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
+			f := seiflotfy.NewFilter(uint(len(keys)))
+			failed := 0
+			for _, k := range keys {
+				if !f.Insert(k) {
+					failed++
+				}
+			}
+			return Built[[]byte]{Contains: f.Lookup, Bytes: seiflotfyBytes(len(keys)), InsertFailures: failed}, nil
+		}},
+	)
+	return out
+}
+
+// seiflotfyBytes is the table size seiflotfy/cuckoofilter allocates for a
+// capacity: the next power of two of n one-byte slots (in buckets of 4).
+func seiflotfyBytes(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
 	}
+	return max(p, 4)
 }

@@ -167,6 +167,9 @@ func section(w io.Writer, title string, reps [][]bench.Result) {
 			batch = fmt.Sprintf("%.1f", med(func(r bench.Result) float64 { return r.BatchNs }))
 		}
 		name := r.Name
+		if r.InsertFailures > 0 {
+			name += fmt.Sprintf(" (refused %d keys)", r.InsertFailures)
+		}
 		if r.Ours {
 			name = "**" + name + "**"
 		}
