@@ -265,3 +265,23 @@ func TestCompactSize(t *testing.T) {
 		}
 	}
 }
+
+// One Builder reused across every block gives the same filters.
+func TestBIP158BuilderReuse(t *testing.T) {
+	var b Builder
+	for round := 0; round < 2; round++ {
+		for _, v := range loadVectors(t) {
+			outs, _, err := outputScripts(v.block)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := b.BuildBIP158(v.blockHash, append(outs, v.prevScripts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(f.Bytes(), v.filter) {
+				t.Fatalf("round %d height %d: reused builder gives a different filter", round, v.height)
+			}
+		}
+	}
+}
