@@ -304,9 +304,10 @@ func TestMetrics(t *testing.T) {
 	}
 	c.do("CF.ADD", "d", "x")
 	c.expect("1", "BLOOMERY.FP", "a", "x")
+	c.expect("0", "BF.EXISTS", "a", "not-there")
 	c.expect("E:ERR the filter does not claim this item; it is a true negative, not a false positive", "BLOOMERY.FP", "a", "not-there")
 	st := show(c.do("BLOOMERY.STATS", "a"))
-	if !strings.HasPrefix(st, "[b:type b:MBbloom-- b:items 1 b:capacity 100 b:size 240 b:fill ") || !strings.HasSuffix(st, "b:overfilled 0 b:reported_false_positives 1]") {
+	if !strings.HasPrefix(st, "[b:type b:MBbloom-- b:items 1 b:capacity 100 b:size 240 b:fill ") || !strings.HasSuffix(st, "b:overfilled 0 b:reported_false_positives 1 b:negative_answers 1 b:measured_fpr b:0.5]") {
 		t.Fatalf("BLOOMERY.STATS: %s", st)
 	}
 	srv := httptest.NewServer(s.MetricsHandler())
@@ -327,6 +328,8 @@ func TestMetrics(t *testing.T) {
 		"bloomery_filters_unlabeled 2\n",
 		`bloomery_filter_items{key="a",type="MBbloom--"} 1`,
 		`bloomery_filter_reported_false_positives_total{key="a",type="MBbloom--"} 1`,
+		`bloomery_filter_negative_answers_total{key="a",type="MBbloom--"} 1`,
+		`bloomery_filter_measured_fpr{key="a",type="MBbloom--"} 0.5`,
 		"bloomery_aof_write_ok 1\n",
 		"# TYPE bloomery_command_duration_seconds histogram\n",
 	} {

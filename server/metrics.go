@@ -78,6 +78,7 @@ func (s *Server) scrape() string {
 		key, typ                          string
 		items, capacity, size             float64
 		fill, design, est, over, reported float64
+		negatives, measured               float64
 	}
 	rows := make([]row, 0, len(keys))
 	for _, k := range keys {
@@ -88,7 +89,8 @@ func (s *Server) scrape() string {
 			over = 1
 		}
 		rows = append(rows, row{k, v.Type(), float64(st.Len), float64(st.Cap), float64(st.SizeBytes),
-			st.FillRatio, st.DesignFPR, st.EstimatedFPR, over, float64(*v.ReportedFP())})
+			st.FillRatio, st.DesignFPR, st.EstimatedFPR, over, float64(v.Counters().Reported),
+			float64(v.Counters().Negatives.Load()), v.Counters().MeasuredFPR()})
 	}
 	s.store.RUnlock()
 	w.Family("bloomery_memory_used_bytes", "gauge", "Memory held by filters, as checked against maxmemory.")
@@ -109,10 +111,15 @@ func (s *Server) scrape() string {
 		{"bloomery_filter_estimated_fpr", "gauge", "False-positive rate estimated from the actual fill.", func(r row) float64 { return r.est }},
 		{"bloomery_filter_overfilled", "gauge", "1 when the estimated FPR exceeds twice the design FPR.", func(r row) float64 { return r.over }},
 		{"bloomery_filter_reported_false_positives_total", "counter", "False positives reported by clients with BLOOMERY.FP.", func(r row) float64 { return r.reported }},
+		{"bloomery_filter_negative_answers_total", "counter", "Queries the filter answered 'absent'.", func(r row) float64 { return r.negatives }},
+		{"bloomery_filter_measured_fpr", "gauge", "Reported false positives / (reported + negative answers); absent before any negative answer or report.", func(r row) float64 { return r.measured }},
 	}
 	for _, m := range perFilter {
 		w.Family(m.name, m.typ, m.help)
 		for _, r := range rows {
+			if m.name == "bloomery_filter_measured_fpr" && r.measured < 0 {
+				continue
+			}
 			w.Sample(m.name, m.get(r), metrics.Label{Name: "key", Value: r.key}, metrics.Label{Name: "type", Value: r.typ})
 		}
 	}

@@ -19,7 +19,7 @@ RP=${REDIS_BENCH_PORT:-16481}
 DIR=$(mktemp -d)
 "$BIN" serve --addr 127.0.0.1:$BP --dir "$DIR" --appendfsync everysec --log-level warn &
 BPID=$!
-redis-server --port $RP --save '' --appendonly no --daemonize no --loglevel warning &
+redis-server --port $RP --save "" --appendonly no --daemonize no --loglevel warning >/dev/null &
 RPID=$!
 trap 'kill $BPID $RPID 2>/dev/null; rm -rf "$DIR"' EXIT
 sleep 1

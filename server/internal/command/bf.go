@@ -83,7 +83,7 @@ func (x *Ctx) createBloom(key []byte, p bfParams) (keyspace.Bloom, bool) {
 		x.Error("ERR " + err.Error())
 		return keyspace.Bloom{}, false
 	}
-	b := keyspace.Bloom{Chain: c}
+	b := keyspace.NewBloom(c)
 	x.Store.Set(key, b)
 	return b, true
 }
@@ -375,7 +375,7 @@ func bfInsert(x *Ctx) bool {
 
 func bfExists(x *Ctx) bool {
 	b, found, _ := x.bloomAt(x.Args[1])
-	x.W.Bool(found && b.Contains(x.Args[2]))
+	x.W.Bool(found && b.C.Answer(b.Contains(x.Args[2])))
 	return false
 }
 
@@ -384,7 +384,7 @@ func bfMExists(x *Ctx) bool {
 	items := x.Args[2:]
 	x.W.Array(len(items))
 	for _, it := range items {
-		x.W.Bool(found && b.Contains(it))
+		x.W.Bool(found && b.C.Answer(b.Contains(it)))
 	}
 	return false
 }
@@ -525,7 +525,7 @@ func bfLoadChunk(x *Ctx) bool {
 			x.Error(errBadData)
 			return false
 		}
-		x.Store.Set(x.Args[1], keyspace.Bloom{Chain: c})
+		x.Store.Set(x.Args[1], keyspace.NewBloom(c))
 		x.W.Status("OK")
 		return true
 	}

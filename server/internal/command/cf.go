@@ -50,7 +50,7 @@ func (x *Ctx) createCuckoo(key []byte, p rbcuckoo.Params) (keyspace.Cuckoo, bool
 		x.Error("ERR " + err.Error())
 		return keyspace.Cuckoo{}, false
 	}
-	c := keyspace.Cuckoo{Filter: f}
+	c := keyspace.NewCuckoo(f)
 	x.Store.Set(key, c)
 	return c, true
 }
@@ -252,7 +252,7 @@ func b2i(b bool) int64 {
 
 func cfExists(x *Ctx) bool {
 	c, found, _ := x.cuckooAt(x.Args[1])
-	x.W.Bool(found && c.Contains(x.Args[2]))
+	x.W.Bool(found && c.C.Answer(c.Contains(x.Args[2])))
 	return false
 }
 
@@ -261,7 +261,7 @@ func cfMExists(x *Ctx) bool {
 	items := x.Args[2:]
 	x.W.Array(len(items))
 	for _, it := range items {
-		x.W.Bool(found && c.Contains(it))
+		x.W.Bool(found && c.C.Answer(c.Contains(it)))
 	}
 	return false
 }
@@ -398,7 +398,7 @@ func cfLoadChunk(x *Ctx) bool {
 			x.Error("Couldn't create filter!")
 			return false
 		}
-		x.Store.Set(x.Args[1], keyspace.Cuckoo{Filter: f})
+		x.Store.Set(x.Args[1], keyspace.NewCuckoo(f))
 		x.W.Status("OK")
 		return true
 	}

@@ -18,7 +18,7 @@ func bloomeryStats(x *Ctx) bool {
 	}
 	st := v.Stats()
 	w := x.W
-	w.Map(9)
+	w.Map(11)
 	w.BulkString("type")
 	w.BulkString(v.Type())
 	w.BulkString("items")
@@ -36,7 +36,15 @@ func bloomeryStats(x *Ctx) bool {
 	w.BulkString("overfilled")
 	w.Bool(st.Overfilled)
 	w.BulkString("reported_false_positives")
-	w.Int(int64(*v.ReportedFP()))
+	w.Int(int64(v.Counters().Reported))
+	w.BulkString("negative_answers")
+	w.Int(int64(v.Counters().Negatives.Load()))
+	w.BulkString("measured_fpr")
+	if m := v.Counters().MeasuredFPR(); m >= 0 {
+		w.Double(m)
+	} else {
+		w.Null()
+	}
 	return false
 }
 
@@ -58,8 +66,8 @@ func bloomeryFP(x *Ctx) bool {
 		x.Error("ERR the filter does not claim this item; it is a true negative, not a false positive")
 		return false
 	}
-	p := v.ReportedFP()
-	*p++
-	x.W.Int(int64(*p))
+	c := v.Counters()
+	c.Reported++
+	x.W.Int(int64(c.Reported))
 	return true
 }

@@ -264,7 +264,7 @@ func famExists(x *Ctx) bool {
 	items := x.Args[2:]
 	x.W.Array(len(items))
 	for _, it := range items {
-		x.W.Bool(found && v.F.Contains(it))
+		x.W.Bool(found && v.C.Answer(v.F.Contains(it)))
 	}
 	return false
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/codec"
@@ -36,38 +37,78 @@ type Value interface {
 	MemBytes() uint64
 	// Stats describes the filter (INFO, metrics, BLOOMERY.STATS).
 	Stats() bloomery.Stats
-	// ReportedFP is the number of false positives clients reported.
-	ReportedFP() *uint64
+	// Counters are the key's query statistics.
+	Counters() *Counters
+}
+
+// Counters measure a filter's real false-positive rate: clients report
+// each false positive they confirm (BLOOMERY.FP), and every negative
+// answer is counted, so reported / (reported + negatives) estimates the
+// FPR over the absent items queried. Reported changes under the write
+// lock; Negatives is atomic (it grows under the read lock).
+type Counters struct {
+	Reported  uint64
+	Negatives atomic.Uint64
+}
+
+// Answer counts a negative answer and returns it unchanged.
+func (c *Counters) Answer(present bool) bool {
+	if !present {
+		c.Negatives.Add(1)
+	}
+	return present
+}
+
+// MeasuredFPR is reported / (reported + negatives), or -1 before any
+// query of an absent item.
+func (c *Counters) MeasuredFPR() float64 {
+	n := c.Negatives.Load()
+	if c.Reported+n == 0 {
+		return -1
+	}
+	return float64(c.Reported) / float64(c.Reported+n)
 }
 
 // Bloom is a BF.* key.
-type Bloom struct{ *rbbloom.Chain }
+type Bloom struct {
+	*rbbloom.Chain
+	C *Counters
+}
+
+// NewBloom wraps c.
+func NewBloom(c *rbbloom.Chain) Bloom { return Bloom{c, new(Counters)} }
 
 func (Bloom) Type() string            { return TypeBloom }
 func (b Bloom) MemBytes() uint64      { return b.Size() }
-func (b Bloom) ReportedFP() *uint64   { return &b.Chain.Reported }
+func (b Bloom) Counters() *Counters   { return b.C }
 func (b Bloom) Stats() bloomery.Stats { return b.Chain.Stats() }
 
 // Cuckoo is a CF.* key.
-type Cuckoo struct{ *rbcuckoo.Filter }
+type Cuckoo struct {
+	*rbcuckoo.Filter
+	C *Counters
+}
+
+// NewCuckoo wraps f.
+func NewCuckoo(f *rbcuckoo.Filter) Cuckoo { return Cuckoo{f, new(Counters)} }
 
 func (Cuckoo) Type() string            { return TypeCuckoo }
 func (c Cuckoo) MemBytes() uint64      { return c.Size() }
-func (c Cuckoo) ReportedFP() *uint64   { return &c.Filter.Reported }
+func (c Cuckoo) Counters() *Counters   { return c.C }
 func (c Cuckoo) Stats() bloomery.Stats { return c.Filter.Stats() }
 
 // Family is a key holding any Bloomery family (BLOOMERY.* commands),
 // persisted in the container format. Key, when set, is the SipHash key of
 // a keyed filter (needed to reload it).
 type Family struct {
-	F        bloomery.Filter
-	Key      *[16]byte
-	Reported *uint64
+	F   bloomery.Filter
+	Key *[16]byte
+	C   *Counters
 }
 
 // NewFamily wraps f.
 func NewFamily(f bloomery.Filter, key *[16]byte) Family {
-	return Family{F: f, Key: key, Reported: new(uint64)}
+	return Family{F: f, Key: key, C: new(Counters)}
 }
 
 // TypePrefix starts the TYPE name of family keys ("bloomery-blocked").
@@ -75,7 +116,7 @@ const TypePrefix = "bloomery-"
 
 func (v Family) Type() string          { return TypePrefix + v.F.Kind().String() }
 func (v Family) MemBytes() uint64      { return uint64(v.F.SizeBytes()) }
-func (v Family) ReportedFP() *uint64   { return v.Reported }
+func (v Family) Counters() *Counters   { return v.C }
 func (v Family) Stats() bloomery.Stats { return v.F.Stats() }
 
 // Store is the keyspace. The zero value is not usable; call New.
@@ -161,12 +202,12 @@ func (s *Store) Each(fn func(key string, v Value)) {
 
 // Snapshot value encoding: type byte, then
 //
-//	bloom:  u64 reported, u32 header length, header, u64 data length, bit arrays
-//	cuckoo: u64 reported, u32 header length, header, u64 data length, slots
+//	bloom:  u64 reported, u64 negatives, u32 header length, header, u64 data length, bit arrays
+//	cuckoo: u64 reported, u64 negatives, u32 header length, header, u64 data length, slots
 //
 // (header and data are the SCANDUMP header and concatenated chunks).
 //
-//	family: u64 reported, u8 keyed, [16]byte key if keyed, container bytes
+//	family: u64 reported, u64 negatives, u8 keyed, [16]byte key if keyed, container bytes
 const (
 	typeBloom  = 1
 	typeCuckoo = 2
@@ -180,7 +221,8 @@ func AppendValue(b []byte, v Value) []byte {
 	switch x := v.(type) {
 	case Family:
 		b = append(b, typeFamily)
-		b = binary.LittleEndian.AppendUint64(b, *x.Reported)
+		b = binary.LittleEndian.AppendUint64(b, x.C.Reported)
+		b = binary.LittleEndian.AppendUint64(b, x.C.Negatives.Load())
 		if x.Key != nil {
 			b = append(b, 1)
 			b = append(b, x.Key[:]...)
@@ -203,7 +245,8 @@ func AppendValue(b []byte, v Value) []byte {
 	default:
 		panic(fmt.Sprintf("keyspace: unknown value type %T", v))
 	}
-	b = binary.LittleEndian.AppendUint64(b, *v.ReportedFP())
+	b = binary.LittleEndian.AppendUint64(b, v.Counters().Reported)
+	b = binary.LittleEndian.AppendUint64(b, v.Counters().Negatives.Load())
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(hdr)))
 	b = append(b, hdr...)
 	lenAt := len(b)
@@ -225,16 +268,26 @@ func AppendValue(b []byte, v Value) []byte {
 // value may allocate.
 func DecodeValue(p []byte, limit uint64) (Value, error) {
 	bad := fmt.Errorf("keyspace: value encoding: %w", bloomery.ErrCorrupt)
-	if len(p) < 1+8+4 {
+	if len(p) < 1+16+4 {
 		return nil, bad
 	}
 	typ := p[0]
 	reported := binary.LittleEndian.Uint64(p[1:])
-	if typ == typeFamily {
-		return decodeFamily(p[9:], reported, limit)
+	negatives := binary.LittleEndian.Uint64(p[9:])
+	setCounters := func(c *Counters) {
+		c.Reported = reported
+		c.Negatives.Store(negatives)
 	}
-	hl := uint64(binary.LittleEndian.Uint32(p[9:]))
-	p = p[13:]
+	if typ == typeFamily {
+		v, err := decodeFamily(p[17:], limit)
+		if err != nil {
+			return nil, err
+		}
+		setCounters(v.C)
+		return v, nil
+	}
+	hl := uint64(binary.LittleEndian.Uint32(p[17:]))
+	p = p[21:]
 	if uint64(len(p)) < hl+8 {
 		return nil, bad
 	}
@@ -256,8 +309,9 @@ func DecodeValue(p []byte, limit uint64) (Value, error) {
 		if err := c.LoadChunk(0, data); err != nil {
 			return nil, err
 		}
-		c.Reported = reported
-		return Bloom{c}, nil
+		v := NewBloom(c)
+		setCounters(v.C)
+		return v, nil
 	case typeCuckoo:
 		f, err := rbcuckoo.FromHeader(hdr, limit)
 		if err != nil {
@@ -269,20 +323,21 @@ func DecodeValue(p []byte, limit uint64) (Value, error) {
 		if err := f.LoadChunk(0, data); err != nil {
 			return nil, err
 		}
-		f.Reported = reported
-		return Cuckoo{f}, nil
+		v := NewCuckoo(f)
+		setCounters(v.C)
+		return v, nil
 	}
 	return nil, fmt.Errorf("keyspace: unknown value type %d: %w", typ, bloomery.ErrCorrupt)
 }
 
-func decodeFamily(p []byte, reported, limit uint64) (Value, error) {
+func decodeFamily(p []byte, limit uint64) (Family, error) {
 	if len(p) < 1 {
-		return nil, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
+		return Family{}, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
 	}
 	var key *[16]byte
 	if p[0] == 1 {
 		if len(p) < 17 {
-			return nil, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
+			return Family{}, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
 		}
 		key = new([16]byte)
 		copy(key[:], p[1:17])
@@ -291,15 +346,13 @@ func decodeFamily(p []byte, reported, limit uint64) (Value, error) {
 		p = p[1:]
 	}
 	if uint64(len(p)) > limit {
-		return nil, fmt.Errorf("keyspace: family value of %d bytes over the limit: %w", len(p), bloomery.ErrCorrupt)
+		return Family{}, fmt.Errorf("keyspace: family value of %d bytes over the limit: %w", len(p), bloomery.ErrCorrupt)
 	}
 	f, err := DecodeFilter(p, key)
 	if err != nil {
-		return nil, err
+		return Family{}, err
 	}
-	v := NewFamily(f, key)
-	*v.Reported = reported
-	return v, nil
+	return NewFamily(f, key), nil
 }
 
 // DecodeFilter decodes a container-format filter; key is required for a

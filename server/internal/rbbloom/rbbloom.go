@@ -77,8 +77,6 @@ type Chain struct {
 	links     []Link
 	expansion uint32 // 0 for NONSCALING
 	err       float64
-	// Reported counts false positives that clients reported (BLOOMERY.FP).
-	Reported uint64
 }
 
 func newLink(capacity uint64, err float64) (Link, error) {

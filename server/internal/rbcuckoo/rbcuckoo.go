@@ -81,8 +81,6 @@ type Filter struct {
 	deleted       uint64
 	kick          uint64     // deterministic victim counter
 	path          []kickStep // scratch for undoing a failed kick chain
-	// Reported counts false positives clients reported (BLOOMERY.FP).
-	Reported uint64
 }
 
 type kickStep struct {
