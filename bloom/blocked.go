@@ -48,10 +48,17 @@ var (
 //
 // # Costs
 //
-// Add and Contains touch one cache line and do not allocate. ContainsBatch
-// and AddBatch first touch the lines of a group of keys, so that their
-// cache misses overlap, and then probe: on filters much larger than the
-// cache they cost a fraction of a dependent miss per key.
+// Add and Contains touch one cache line and do not allocate; Contains
+// stops at the first clear bit. ContainsBatch and AddBatch are software
+// pipelined: they compute the block addresses of the next 16 hashes and
+// prefetch those lines (PREFETCHT0 on amd64; plain loads elsewhere) before
+// probing the current 16, so independent DRAM misses overlap. Arrays of 8
+// MiB and more are advised onto transparent huge pages on Linux, which
+// removes most TLB misses of random probes. On the 2-core development VM
+// (shared and heavily loaded, so absolute figures are loose) a filter for
+// 10^8 keys at 10 bits/key answered single queries in 275-630 ns and
+// batched ones in 62-82 ns per key (BenchmarkContainsHash and
+// BenchmarkContainsBatch with BLOOMERY_BENCH_N=100000000).
 //
 // # Concurrency
 //
