@@ -346,3 +346,26 @@ func TestMetrics(t *testing.T) {
 }
 
 var _ = net.Dial
+
+func TestMaxMemoryCuckoo(t *testing.T) {
+	_, addr := startServer(t, Config{MaxMemory: 64 << 10})
+	c := dial(t, addr)
+	c.expect("OK", "CF.RESERVE", "c", "8192", "EXPANSION", "2")
+	// Fill with CF.INSERT (no room shows as -1 per item), then CF.ADD.
+	for j := 0; j < 120; j++ {
+		args := []string{"CF.INSERT", "c", "ITEMS"}
+		for i := 0; i < 500; i++ {
+			args = append(args, fmt.Sprint(j, "-", i))
+		}
+		c.do(args...)
+	}
+	last := show(c.do("CF.ADD", "c", "one-more"))
+	if last != "E:OOM command not allowed when used memory > 'maxmemory'." {
+		t.Fatalf("cuckoo growth past maxmemory: last reply %s", last)
+	}
+	info := c.do("CF.INFO", "c").([]any)
+	if size := info[1].(int64); size > 64<<10 {
+		t.Fatalf("cuckoo filter grew to %d bytes past maxmemory", size)
+	}
+	c.expect("1", "CF.EXISTS", "c", "0-0")
+}

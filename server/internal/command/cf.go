@@ -113,22 +113,27 @@ func cfReserve(x *Ctx) bool {
 }
 
 // cfAddOne inserts one item: 1 added, 0 present (nx only), or an error.
+// A sub-filter is added only if it fits under the memory limit.
 func (x *Ctx) cfAddOne(c keyspace.Cuckoo, item []byte, nx bool) (bool, error) {
-	if next := c.NextSubBytes(); next > 0 && next+16 > x.memLimit() {
-		// Growth might be needed and would not fit: refuse only if the
-		// item cannot go in without it.
-		if c.Items() >= c.DataLen() {
-			return false, errOOMValue
-		}
-	}
 	old := c.Size()
 	var added bool
 	var err error
 	if nx {
-		added, err = c.AddNX(item)
+		added, err = c.AddNXNoGrow(item)
 	} else {
-		err = c.Add(item)
+		err = c.AddNoGrow(item)
 		added = err == nil
+	}
+	if errors.Is(err, rbcuckoo.ErrNeedsGrowth) {
+		if c.NextSubBytes()+16 > x.memLimit() {
+			return false, errOOMValue
+		}
+		if nx {
+			added, err = c.AddNX(item)
+		} else {
+			err = c.Add(item)
+			added = err == nil
+		}
 	}
 	if now := c.Size(); now != old {
 		x.Store.Grew(old, now)

@@ -175,7 +175,16 @@ func (s *sub) tryPlace(k key, bs uint16) bool {
 // Add inserts item (duplicates allowed). It returns ErrMaxExpansions when
 // the chain already has MaxFilters sub-filters and ErrFull when there is
 // no room and the chain may not grow; the filter is unchanged then.
-func (f *Filter) Add(item []byte) error { return f.add(keyOf(item)) }
+func (f *Filter) Add(item []byte) error { return f.add(keyOf(item), true) }
+
+// ErrNeedsGrowth is returned by AddNoGrow when only a new sub-filter
+// would make room.
+var ErrNeedsGrowth = errors.New("rbcuckoo: insert needs a new sub-filter")
+
+// AddNoGrow is Add without growth: where Add would append a sub-filter it
+// returns ErrNeedsGrowth (filter unchanged), so the caller can check a
+// memory limit first (NextSubBytes) and retry with Add.
+func (f *Filter) AddNoGrow(item []byte) error { return f.add(keyOf(item), false) }
 
 // CheckExpansions reports the error every insert command fails with once
 // the chain is at its maximum length (checked before any item).
@@ -186,7 +195,7 @@ func (f *Filter) CheckExpansions() error {
 	return nil
 }
 
-func (f *Filter) add(k key) error {
+func (f *Filter) add(k key, grow bool) error {
 	if err := f.CheckExpansions(); err != nil {
 		return err
 	}
@@ -202,6 +211,9 @@ func (f *Filter) add(k key) error {
 	}
 	if f.expansion == 0 {
 		return ErrFull
+	}
+	if !grow {
+		return ErrNeedsGrowth
 	}
 	f.addSub()
 	if !f.subs[len(f.subs)-1].tryPlace(k, f.bucketSize) {
@@ -256,7 +268,17 @@ func (f *Filter) AddNX(item []byte) (bool, error) {
 	if f.count(k, true) > 0 {
 		return false, nil
 	}
-	return true, f.add(k)
+	return true, f.add(k, true)
+}
+
+// AddNXNoGrow is AddNX with AddNoGrow's growth rule.
+func (f *Filter) AddNXNoGrow(item []byte) (bool, error) {
+	k := keyOf(item)
+	if f.count(k, true) > 0 {
+		return false, nil
+	}
+	err := f.add(k, false)
+	return err == nil, err
 }
 
 // Contains reports whether item may be present.
