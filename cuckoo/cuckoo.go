@@ -433,14 +433,19 @@ func (f *Filter) countIn(i, tag uint64) int {
 // the victim slot is occupied and both of the key's buckets are full.
 func (f *Filter) InsertHash(h uint64) error {
 	i1, tag := f.locate(h)
+	if f.place(i1, tag) {
+		f.count++
+		return nil
+	}
+	i2 := f.alt(i1, tag)
+	if f.place(i2, tag) {
+		f.count++
+		return nil
+	}
 	if f.victim.used {
-		if f.place(i1, tag) || f.place(f.alt(i1, tag), tag) {
-			f.count++
-			return nil
-		}
 		return errFull
 	}
-	f.insert(i1, tag)
+	f.kick(i1, i2, tag)
 	f.count++
 	return nil
 }
@@ -468,8 +473,7 @@ func (f *Filter) AddString(key string) bool {
 }
 
 // insert stores tag in bucket i1 or its alternate, evicting along a random
-// walk if both are full; a walk that exceeds MaxKicks leaves the last
-// homeless fingerprint in the victim slot. REQUIRES: !f.victim.used.
+// walk if both are full. REQUIRES: !f.victim.used.
 func (f *Filter) insert(i1, tag uint64) {
 	if f.place(i1, tag) {
 		return
@@ -478,6 +482,13 @@ func (f *Filter) insert(i1, tag uint64) {
 	if f.place(i2, tag) {
 		return
 	}
+	f.kick(i1, i2, tag)
+}
+
+// kick places tag, whose buckets i1 and i2 are both full, by evicting along
+// a random walk; a walk that exceeds MaxKicks leaves the last homeless
+// fingerprint in the victim slot. REQUIRES: !f.victim.used.
+func (f *Filter) kick(i1, i2, tag uint64) {
 	r := f.rand()
 	i := i1
 	if r&1 != 0 {
