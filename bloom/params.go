@@ -82,6 +82,11 @@ func checkSize(ctx string, bits float64) error {
 	return nil
 }
 
+// Size returns the number of bits m and the probe count k that New(p)
+// would use, without allocating the bit array (for planners). Errors are
+// New's.
+func Size(p Params) (m uint64, k int, err error) { return standardSize(p) }
+
 // standardSize returns m (a multiple of 64) and k for a standard filter.
 func standardSize(p Params) (m uint64, k int, err error) {
 	const ctx = "bloom: new"

@@ -7,6 +7,7 @@ import (
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/bloom"
 	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/fpmath"
 )
 
 func init() {
@@ -38,12 +39,15 @@ func init() {
 	})
 }
 
+// The planners size without allocating, so planning a filter larger than
+// memory is cheap.
+
 func planBloom(n int, p float64) (Plan, error) {
-	f, err := bloom.NewForCapacity(n, p)
+	bits, k, err := bloom.Size(bloom.Params{Capacity: n, FPR: p})
 	if err != nil {
 		return Plan{}, err
 	}
-	m, k := float64(f.Bits()), f.K()
+	m := float64(bits)
 	// A negative query stops at the first clear bit. At design fill x
 	// (= 1 - e^(-kn/m)) probe i is reached with probability x^i, so it
 	// touches sum_{i<k} x^i = (1 - x^k)/(1 - x) lines (about 2 at x=1/2).
@@ -51,25 +55,26 @@ func planBloom(n int, p float64) (Plan, error) {
 	return Plan{
 		Kind:       bloomery.KindBloom,
 		BitsPerKey: m / float64(n),
-		Bytes:      int64(f.SizeBytes()),
+		Bytes:      int64(bits / 8),
 		HashFuncs:  k,
-		FPR:        f.DesignFPR(),
+		FPR:        fpmath.StandardFPR(m, float64(n), k),
 		CacheLines: (1 - math.Pow(x, float64(k))) / (1 - x),
 		Mutability: Insert,
 	}, nil
 }
 
 func planBlocked(n int, p float64) (Plan, error) {
-	f, err := bloom.NewBlockedForCapacity(n, p)
+	blocks, k, err := bloom.BlockedSize(bloom.Params{Capacity: n, FPR: p})
 	if err != nil {
 		return Plan{}, err
 	}
+	m := float64(blocks * bloom.BlockBits)
 	return Plan{
 		Kind:       bloomery.KindBlocked,
-		BitsPerKey: float64(f.Bits()) / float64(n),
-		Bytes:      int64(f.SizeBytes()),
-		HashFuncs:  f.K(),
-		FPR:        f.DesignFPR(),
+		BitsPerKey: m / float64(n),
+		Bytes:      int64(blocks * bloom.BlockBits / 8),
+		HashFuncs:  k,
+		FPR:        fpmath.BlockedFPR(m, float64(n), k, bloom.BlockBits),
 		CacheLines: 1,
 		Mutability: Insert,
 		Note:       "batch queries overlap misses",
