@@ -1,0 +1,210 @@
+package pebblefilter
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/bloom"
+	"github.com/bloomery/bloomery/internal/fpmath"
+	"github.com/bloomery/bloomery/monkey"
+)
+
+// LevelInfo describes one level of a database for Allocate: take Keys
+// from the tables' Properties.NumEntries (or the distinct prefixes, if
+// known) and DataBytes from Properties.DataSize, summed per level
+// (db.SSTables(pebble.WithProperties())).
+type LevelInfo struct {
+	Keys      uint64
+	DataBytes uint64
+}
+
+// Workload says which read path the filters serve.
+type Workload uint8
+
+const (
+	// Seek: iterators with SeekPrefixGE and IterOptions.UseL6Filters,
+	// which consult every level's filter.
+	Seek Workload = iota
+	// Get: DB.Get, which never consults L6 filters (pebble's file cache
+	// sets NeverUseFilterBlock for L6 unless UseL6Filters is set, and Get
+	// does not set it). L6 gets no filter; its memory goes to the others.
+	Get
+)
+
+// AllocOptions configures Allocate.
+type AllocOptions struct {
+	// BitsPerKey is the budget: on average this many bits per key over
+	// the levels that get a filter (L0-L6 for Seek, L0-L5 for Get), i.e.
+	// the memory of a uniform allocation at BitsPerKey.
+	BitsPerKey float64
+	// CacheBytes is the block cache size. Zero means no cache model:
+	// every false positive costs a read (textbook Monkey).
+	CacheBytes uint64
+	// HotBytes is the part of the cache taken by blocks every lookup
+	// touches (filter and index blocks). Zero estimates it as the filter
+	// budget plus 1 % of the data bytes.
+	HotBytes uint64
+	// MinWeight is the smallest cost of a false positive, for a level
+	// whose data blocks are all cached: a cached block still costs a
+	// lookup and a decode, about a tenth of a read in Pebble. Zero means
+	// 0.1.
+	MinWeight float64
+	// MaxBitsPerKey caps every level (blocked Bloom stops improving near
+	// 20-24 bits per key). Zero means 24.
+	MaxBitsPerKey float64
+	// Family is the filter written on every filtered level: BlockedBloom
+	// (the zero value counts as BlockedBloom) or Ribbon.
+	Family Family
+	// Workload selects the read path.
+	Workload Workload
+}
+
+// Plan is an allocation.
+type Plan struct {
+	// Specs is the filter of each level, for Apply.
+	Specs [NumLevels]Spec
+	// Weights is the cost of one false positive on each level (the
+	// modelled probability that it reads an uncached block).
+	Weights [NumLevels]float64
+	// Monkey is the allocator's result, one entry per level (L0 first).
+	Monkey monkey.Allocation
+}
+
+// ribbonOverhead is the slots-per-key ratio of table-sized Ribbon filters
+// (ribbon's overhead table: 1.023 to 1.036 between 2^10 and 2^17 slots).
+const ribbonOverhead = 1.03
+
+// BloomModelFPR is the FPR model of a blocked Bloom policy at b bits per
+// key: the Poisson blocked-Bloom formula (fpmath.BlockedFPR) with the
+// probe count NewBloom chooses.
+func BloomModelFPR(b float64) float64 {
+	if b < MinBitsPerKey {
+		return 1
+	}
+	return fpmath.BlockedFPR(b, 1, bloom.BlockedK(b), bloom.BlockBits)
+}
+
+// RibbonModelFPR is the FPR of a Ribbon filter at b bits per key:
+// 2^(-b/overhead).
+func RibbonModelFPR(b float64) float64 { return math.Exp2(-b / ribbonOverhead) }
+
+// MissCosts returns each level's cost of a false positive under a simple
+// cache model: after the hot blocks (hotBytes), the cache holds the data
+// of the levels with the least data first (a random lookup touches each
+// level's data about equally often, so a small level's blocks are the
+// densest in accesses and stay cached), and a level whose fraction f of
+// data is cached costs 1-f per false positive, floored at minWeight.
+func MissCosts(levels [NumLevels]LevelInfo, cacheBytes, hotBytes uint64, minWeight float64) [NumLevels]float64 {
+	var w [NumLevels]float64
+	order := make([]int, 0, NumLevels)
+	for i := range levels {
+		order = append(order, i)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return levels[order[a]].DataBytes < levels[order[b]].DataBytes })
+	left := 0.0
+	if cacheBytes > hotBytes {
+		left = float64(cacheBytes - hotBytes)
+	}
+	for _, i := range order {
+		d := float64(levels[i].DataBytes)
+		cached := 1.0
+		if d > 0 {
+			cached = min(1, left/d)
+			left = max(0, left-d)
+		}
+		w[i] = max(minWeight, 1-cached)
+	}
+	return w
+}
+
+// Allocate splits the filter budget across levels with monkey.Optimize,
+// minimising the expected number of uncached block reads per lookup of a
+// missing key, Σ w_i·p_i, where p_i is level i's FPR (from the family's
+// model) and w_i from MissCosts (or 1 for every level if CacheBytes is 0).
+// Every table of a level is probed once per lookup (one table per level for
+// L1-L6; L0's sublevels are counted as one level here, a small error since
+// L0 is small). Levels without keys get the spec of the next larger
+// non-empty level, so tables that later land there still have filters.
+func Allocate(levels [NumLevels]LevelInfo, o AllocOptions) (Plan, error) {
+	if !(o.BitsPerKey > 0 && o.BitsPerKey <= MaxBitsPerKey) {
+		return Plan{}, fmt.Errorf("pebblefilter: allocate: bits per key %v outside (0, %d]: %w", o.BitsPerKey, MaxBitsPerKey, bloomery.ErrInvalidParams)
+	}
+	if o.Family == None {
+		o.Family = BlockedBloom
+	}
+	if o.Family != BlockedBloom && o.Family != Ribbon {
+		return Plan{}, fmt.Errorf("pebblefilter: allocate: family %v: %w", o.Family, bloomery.ErrInvalidParams)
+	}
+	if o.MinWeight == 0 {
+		o.MinWeight = 0.1
+	}
+	if o.MaxBitsPerKey == 0 {
+		o.MaxBitsPerKey = 24
+	}
+	if !(o.MinWeight > 0 && o.MinWeight <= 1) || !(o.MaxBitsPerKey >= MinBitsPerKey && o.MaxBitsPerKey <= MaxBitsPerKey) {
+		return Plan{}, fmt.Errorf("pebblefilter: allocate: MinWeight %v, MaxBitsPerKey %v: %w", o.MinWeight, o.MaxBitsPerKey, bloomery.ErrInvalidParams)
+	}
+	model := BloomModelFPR
+	if o.Family == Ribbon {
+		model = RibbonModelFPR
+	}
+	var keys, data float64
+	for i, l := range levels {
+		data += float64(l.DataBytes)
+		if o.Workload == Get && i == NumLevels-1 {
+			continue
+		}
+		keys += float64(l.Keys)
+	}
+	if keys == 0 {
+		return Plan{}, fmt.Errorf("pebblefilter: allocate: no keys on the filtered levels: %w", bloomery.ErrInvalidParams)
+	}
+	budget := o.BitsPerKey * keys
+	var plan Plan
+	if o.CacheBytes == 0 {
+		for i := range plan.Weights {
+			plan.Weights[i] = 1
+		}
+	} else {
+		hot := o.HotBytes
+		if hot == 0 {
+			hot = uint64(budget/8 + 0.01*data)
+		}
+		plan.Weights = MissCosts(levels, o.CacheBytes, hot, o.MinWeight)
+	}
+	ml := make([]monkey.Level, NumLevels)
+	for i, l := range levels {
+		ml[i] = monkey.Level{Keys: float64(l.Keys), Weight: plan.Weights[i]}
+		if o.Workload == Get && i == NumLevels-1 {
+			ml[i].NoFilter = true
+		}
+	}
+	a, err := monkey.Optimize(ml, budget, monkey.Options{FPR: model, MaxBitsPerKey: o.MaxBitsPerKey})
+	if err != nil {
+		return Plan{}, fmt.Errorf("pebblefilter: allocate: %w", err)
+	}
+	plan.Monkey = a
+	for i, la := range a.Levels {
+		b := la.BitsPerKey
+		switch {
+		case b < MinBitsPerKey:
+			plan.Specs[i] = Spec{}
+		case o.Family == Ribbon:
+			plan.Specs[i] = RibbonFPR(min(MaxFPR, max(MinFPR, model(b))))
+		default:
+			plan.Specs[i] = Bloom(b)
+		}
+	}
+	// Empty levels inherit from the next larger non-empty one.
+	for i := NumLevels - 2; i >= 0; i-- {
+		if levels[i].Keys == 0 {
+			plan.Specs[i] = plan.Specs[i+1]
+		}
+	}
+	if o.Workload == Get {
+		plan.Specs[NumLevels-1] = Spec{}
+	}
+	return plan, nil
+}

@@ -1,0 +1,145 @@
+package pebblefilter
+
+import (
+	"math"
+	"testing"
+)
+
+// A leveled shape: L0 small, L1-L2 empty, L3..L6 growing by 10x, 100 bytes
+// of data per key.
+var shape = func() (l [NumLevels]LevelInfo) {
+	keys := [NumLevels]uint64{20_000, 0, 0, 3_000, 27_000, 270_000, 2_700_000}
+	for i, k := range keys {
+		l[i] = LevelInfo{Keys: k, DataBytes: 100 * k}
+	}
+	return l
+}()
+
+func spent(t *testing.T, p Plan) (bits float64) {
+	for i, s := range p.Specs {
+		switch s.Family {
+		case BlockedBloom:
+			bits += s.BitsPerKey * float64(shape[i].Keys)
+		case Ribbon:
+			bits += -math.Log2(s.FPR) * ribbonOverhead * float64(shape[i].Keys)
+		}
+	}
+	return bits
+}
+
+func TestAllocateUnweighted(t *testing.T) {
+	p, err := Allocate(shape, AllocOptions{BitsPerKey: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, l := range shape {
+		total += l.Keys
+	}
+	if got, want := spent(t, p), 10*float64(total); math.Abs(got-want) > 0.01*want {
+		t.Fatalf("spent %v bits, budget %v", got, want)
+	}
+	// Textbook Monkey: smaller levels get more bits (up to the cap).
+	prev := math.Inf(1)
+	for _, i := range []int{3, 4, 5, 6} {
+		b := p.Specs[i].BitsPerKey
+		if b > prev+1e-9 || b > 24+1e-9 {
+			t.Fatalf("L%d: %v bits/key after %v (specs %v)", i, b, prev, p.Specs)
+		}
+		prev = b
+	}
+	if p.Specs[6].BitsPerKey >= 10 || p.Specs[5].BitsPerKey <= 10 {
+		t.Fatalf("specs %v", p.Specs)
+	}
+	// Empty levels inherit from the next larger non-empty level.
+	if p.Specs[1] != p.Specs[3] || p.Specs[2] != p.Specs[3] {
+		t.Fatalf("empty levels: %v", p.Specs)
+	}
+	if p.Monkey.Cost >= uniformCost(t, 10) {
+		t.Fatalf("allocated cost %v not below uniform %v", p.Monkey.Cost, uniformCost(t, 10))
+	}
+}
+
+func uniformCost(t *testing.T, b float64) float64 {
+	c := 0.0
+	for _, l := range shape {
+		if l.Keys > 0 {
+			c += BloomModelFPR(b)
+		}
+	}
+	return c
+}
+
+// TestAllocateCacheWeighted: with a cache that holds the data of L0-L4,
+// those levels' false positives are cheap, so they get fewer bits than in
+// the unweighted plan and L6 gets more.
+func TestAllocateCacheWeighted(t *testing.T) {
+	un, err := Allocate(shape, AllocOptions{BitsPerKey: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Allocate(shape, AllocOptions{BitsPerKey: 10, CacheBytes: 16 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("weights %v\nunweighted %v\nweighted %v", w.Weights, un.Specs, w.Specs)
+	for _, i := range []int{0, 3, 4} {
+		if w.Weights[i] != 0.1 {
+			t.Errorf("L%d weight %v, want the floor 0.1 (its data is cached)", i, w.Weights[i])
+		}
+		if w.Specs[i].BitsPerKey >= un.Specs[i].BitsPerKey {
+			t.Errorf("L%d: weighted %v, unweighted %v", i, w.Specs[i], un.Specs[i])
+		}
+	}
+	if w.Weights[6] != 1 || w.Specs[6].BitsPerKey <= un.Specs[6].BitsPerKey {
+		t.Errorf("L6: weight %v, weighted %v, unweighted %v", w.Weights[6], w.Specs[6], un.Specs[6])
+	}
+	if math.Abs(spent(t, w)-spent(t, un)) > 0.01*spent(t, un) {
+		t.Errorf("budgets differ: %v vs %v", spent(t, w), spent(t, un))
+	}
+}
+
+func TestAllocateGetAndRibbon(t *testing.T) {
+	p, err := Allocate(shape, AllocOptions{BitsPerKey: 10, Workload: Get})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Specs[6].Family != None {
+		t.Fatalf("Get: L6 %v", p.Specs[6])
+	}
+	var upper float64
+	for i := range 6 {
+		upper += float64(shape[i].Keys)
+	}
+	if got := spent(t, p); math.Abs(got-10*upper) > 0.01*10*upper {
+		t.Fatalf("Get: spent %v, budget %v", got, 10*upper)
+	}
+	r, err := Allocate(shape, AllocOptions{BitsPerKey: 7, Family: Ribbon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range r.Specs {
+		if shape[i].Keys > 0 && s.Family != Ribbon {
+			t.Fatalf("ribbon plan L%d: %v", i, s)
+		}
+	}
+	if r.Specs[6].FPR <= r.Specs[5].FPR {
+		t.Fatalf("ribbon plan: %v", r.Specs)
+	}
+	for _, o := range []AllocOptions{{}, {BitsPerKey: -1}, {BitsPerKey: 10, Family: 7}, {BitsPerKey: 10, MinWeight: 2}} {
+		if _, err := Allocate(shape, o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+func TestMissCosts(t *testing.T) {
+	l := [NumLevels]LevelInfo{{DataBytes: 100}, {}, {}, {DataBytes: 50}, {DataBytes: 1000}, {DataBytes: 10_000}, {DataBytes: 100_000}}
+	w := MissCosts(l, 1_000+50+100+500+100, 100, 0.05)
+	want := [NumLevels]float64{0.05, 0.05, 0.05, 0.05, 0.05, 0.95, 1}
+	for i := range w {
+		if math.Abs(w[i]-want[i]) > 1e-12 {
+			t.Fatalf("weights %v, want %v", w, want)
+		}
+	}
+}
