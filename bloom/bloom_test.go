@@ -46,6 +46,7 @@ func newBoth(t testing.TB, p Params) []anyFilter {
 }
 
 func TestNoFalseNegatives(t *testing.T) {
+	t.Parallel()
 	n := million()
 	for _, size := range []int{1000, 100_000, n} {
 		keys := filtertest.Hashes(size, 1)
@@ -99,6 +100,7 @@ func TestByteAndStringKeys(t *testing.T) {
 // TestStandardFPR measures the standard filter against (1-e^(-kn/m))^k at
 // several bits per key and sizes.
 func TestStandardFPR(t *testing.T) {
+	t.Parallel()
 	n := million()
 	probes := 2 * n
 	for _, tc := range []struct {
@@ -126,6 +128,7 @@ func TestStandardFPR(t *testing.T) {
 
 // TestBlockedFPR measures the blocked filter against fpmath.BlockedFPR.
 func TestBlockedFPR(t *testing.T) {
+	t.Parallel()
 	n := million()
 	for _, bpk := range []float64{6, 10, 16} {
 		f, err := NewBlocked(Params{Capacity: n, BitsPerKey: bpk})
@@ -190,6 +193,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 }
 
 func TestUnion(t *testing.T) {
+	t.Parallel()
 	n := million() / 2
 	a1, b1 := filtertest.Hashes(n, 31), filtertest.Hashes(n, 32)
 	fa, fb := newBoth(t, Params{Capacity: 2 * n, FPR: 0.01}), newBoth(t, Params{Capacity: 2 * n, FPR: 0.01})

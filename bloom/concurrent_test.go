@@ -12,6 +12,7 @@ import (
 // Blocked filter; run it with -race. Afterwards no key may be missing and
 // Len must equal the number of adds that reported new.
 func TestConcurrentAdd(t *testing.T) {
+	t.Parallel()
 	n := million()
 	f, err := NewBlocked(Params{Capacity: n, FPR: 0.01, Concurrent: true})
 	if err != nil {

@@ -72,6 +72,7 @@ func TestDerivationMatchesDoc(t *testing.T) {
 // several probes at once (the residual weakness of any double hashing,
 // documented on Filter); they must stay at a rate of order k/m.
 func TestStandardProbesDistinct(t *testing.T) {
+	t.Parallel()
 	const m, k = 1 << 20, 7
 	n := million()
 	repeated, collapsed := 0, 0

@@ -15,6 +15,7 @@ import (
 // 83%), the fill-based estimate, ApproxCount and Overfilled, and where
 // Overfilled switches on (about 1.16x).
 func TestOverfillCurve(t *testing.T) {
+	t.Parallel()
 	n := million()
 	f, err := NewForCapacity(n, 0.01)
 	if err != nil {
@@ -67,6 +68,7 @@ func TestOverfillCurve(t *testing.T) {
 // against fpmath.BlockedFPR at the true count, EstimatedFPR against the
 // measurement, and ApproxCount against the true count.
 func TestBlockedOverfill(t *testing.T) {
+	t.Parallel()
 	n := million()
 	f, err := NewBlockedForCapacity(n, 0.01)
 	if err != nil {

@@ -118,6 +118,7 @@ func TestBlockedKTable(t *testing.T) {
 // that the Poisson model (and so the table) describes this probe
 // derivation.
 func TestBlockedKMeasured(t *testing.T) {
+	t.Parallel()
 	n := million() / 2
 	keys := filtertest.Hashes(n, 61)
 	for _, bpk := range []float64{4.3, 12.8} {
