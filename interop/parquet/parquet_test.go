@@ -26,26 +26,29 @@ const (
 	columnCount = 4
 )
 
-// values returns the row-th value of every column of a data set; set 0 is
-// what arrow-go writes, set 1 what Bloomery's filters hold in the reverse
-// direction. The sets share no value.
-func values(set, row int) (int64, int32, float64, string) {
-	base := int64(set)*1_000_000_000 + int64(row)
-	return base*7919 + 3, int32(base*31 + 1), float64(base) * 1.25, fmt.Sprintf("s%d-value-%d", set, row)
+// The row-th value of each column of a data set: set 0 is what arrow-go
+// writes, set 1 what Bloomery's filters hold in the reverse direction, set
+// 2 the absent probes. The sets share no value.
+func base(set, row int) int64   { return int64(set)*1_000_000_000 + int64(row) }
+func i64Val(set, row int) int64 { return base(set, row)*7919 + 3 }
+func i32Val(set, row int) int32 { return int32(base(set, row)*31 + 1) }
+func f64Val(set, row int) float64 {
+	return float64(base(set, row)) * 1.25
 }
+func strVal(set, row int) string { return fmt.Sprintf("s%d-value-%d", set, row) }
 
-// ourHashes returns the Parquet hashes of column col's value at row.
+// ourHash returns the Parquet hash (computed by sbbf) of column col's
+// value at row.
 func ourHash(set, row, col int) uint64 {
-	i64, i32, f64, s := values(set, row)
 	switch col {
 	case 0:
-		return sbbf.HashInt64(i64)
+		return sbbf.HashInt64(i64Val(set, row))
 	case 1:
-		return sbbf.HashInt32(i32)
+		return sbbf.HashInt32(i32Val(set, row))
 	case 2:
-		return sbbf.HashFloat64(f64)
+		return sbbf.HashFloat64(f64Val(set, row))
 	}
-	return sbbf.HashString(s)
+	return sbbf.HashString(strVal(set, row))
 }
 
 // writeFile writes set 0 with arrow-go, a bloom filter on every column,
@@ -62,11 +65,10 @@ func writeFile(t *testing.T) []byte {
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	for r := 0; r < rows; r++ {
-		i64, i32, f64, s := values(0, r)
-		b.Field(0).(*array.Int64Builder).Append(i64)
-		b.Field(1).(*array.Int32Builder).Append(i32)
-		b.Field(2).(*array.Float64Builder).Append(f64)
-		b.Field(3).(*array.StringBuilder).Append(s)
+		b.Field(0).(*array.Int64Builder).Append(i64Val(0, r))
+		b.Field(1).(*array.Int32Builder).Append(i32Val(0, r))
+		b.Field(2).(*array.Float64Builder).Append(f64Val(0, r))
+		b.Field(3).(*array.StringBuilder).Append(strVal(0, r))
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -232,14 +234,13 @@ func TestBloomeryWritesArrowReads(t *testing.T) {
 
 // check queries arrow-go's filter with arrow-go's own typed API.
 func check(bf metadata.BloomFilter, set, row, col int) bool {
-	i64, i32, f64, s := values(set, row)
 	switch col {
 	case 0:
-		return (&metadata.TypedBloomFilter[int64]{BloomFilter: bf}).Check(i64)
+		return (&metadata.TypedBloomFilter[int64]{BloomFilter: bf}).Check(i64Val(set, row))
 	case 1:
-		return (&metadata.TypedBloomFilter[int32]{BloomFilter: bf}).Check(i32)
+		return (&metadata.TypedBloomFilter[int32]{BloomFilter: bf}).Check(i32Val(set, row))
 	case 2:
-		return (&metadata.TypedBloomFilter[float64]{BloomFilter: bf}).Check(f64)
+		return (&metadata.TypedBloomFilter[float64]{BloomFilter: bf}).Check(f64Val(set, row))
 	}
-	return (&metadata.TypedBloomFilter[pq.ByteArray]{BloomFilter: bf}).Check(pq.ByteArray(s))
+	return (&metadata.TypedBloomFilter[pq.ByteArray]{BloomFilter: bf}).Check(pq.ByteArray(strVal(set, row)))
 }
