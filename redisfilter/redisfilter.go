@@ -39,7 +39,9 @@
 //     so a batch costs about one round trip per node.
 //   - Count: writers add the number of new keys of each call to the
 //     metadata's count (one HINCRBY after the call, only when something
-//     was new). Len reads it.
+//     was new), so a single Add of a new key costs two round trips. Len
+//     reads it. SetCountAdds(false) drops the HINCRBY (one round trip per
+//     Add; Len then misses that handle's adds).
 //
 // Queries may be served by replicas (go-redis ClusterOptions.ReadOnly with
 // RouteRandomly or RouteByLatency). Replication is asynchronous: a failover
@@ -92,6 +94,7 @@ type Filter struct {
 	meta    Meta
 	hasher  hashing.Hasher
 	timeout time.Duration
+	noCount bool
 }
 
 // createScript creates the metadata hash only if it does not exist, so
@@ -210,6 +213,39 @@ func Open(ctx context.Context, c redis.UniversalClient, name string, p Params) (
 	return newHandle(c, prefix, name, have, p.Hasher), nil
 }
 
+// Attach opens an existing filter with whatever parameters and hash are
+// stored, without checking them against the caller's expectations: for
+// tools that copy bits (Export) or inspect Meta. A keyed (SipHash)
+// filter's handle has no key: only the *Hash methods, Export, Len and
+// Delete work, and the key-taking methods return an error wrapping
+// bloomery.ErrKeyRequired.
+func Attach(ctx context.Context, c redis.UniversalClient, name, keyPrefix string) (*Filter, error) {
+	prefix, err := checkName(keyPrefix, name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
+	defer cancel()
+	m, err := readMeta(ctx, c, MetaKey(prefix, name), name)
+	if err != nil {
+		return nil, err
+	}
+	h, err := hashing.Restore(m.Alg, m.Seed, hashing.Expect{Keyless: true})
+	if err != nil {
+		return nil, fmt.Errorf("redisfilter: attach %q: %w", name, err)
+	}
+	return newHandle(c, prefix, name, m, h), nil
+}
+
+// sum hashes a key, refusing a keyed hasher without its key (whose Sum64
+// would panic).
+func (f *Filter) sum(key []byte) (uint64, error) {
+	if f.hasher.Keyed() && !f.hasher.HasKey() {
+		return 0, fmt.Errorf("redisfilter: %q hashes with SipHash and this handle has no key: %w", f.name, bloomery.ErrKeyRequired)
+	}
+	return f.hasher.Sum64(key), nil
+}
+
 func readMeta(ctx context.Context, c redis.UniversalClient, key, name string) (Meta, error) {
 	h, err := c.HGetAll(ctx, key).Result()
 	if err != nil {
@@ -240,6 +276,13 @@ func (f *Filter) bound(ctx context.Context) (context.Context, context.CancelFunc
 	}
 	return context.WithTimeout(ctx, f.timeout)
 }
+
+// SetCountAdds turns the maintenance of the shared count on (the
+// default) or off for this handle. Off, an Add costs one round trip
+// instead of two when the key is new, and Len and the count of an Export
+// do not include this handle's adds. Not safe to call concurrently with
+// other methods.
+func (f *Filter) SetCountAdds(on bool) { f.noCount = !on }
 
 // Meta returns the filter's metadata as read when it was opened (Count is
 // not refreshed; see Len).
@@ -297,12 +340,16 @@ func blockHas(block string, masks *[8]uint64) bool {
 // already claimed it). One BITFIELD round trip, plus one HINCRBY of the
 // count when the key was new.
 func (f *Filter) Add(ctx context.Context, key []byte) (bool, error) {
-	return f.AddHash(ctx, f.hasher.Sum64(key))
+	h, err := f.sum(key)
+	if err != nil {
+		return false, err
+	}
+	return f.AddHash(ctx, h)
 }
 
 // AddString is Add for a string key.
 func (f *Filter) AddString(ctx context.Context, key string) (bool, error) {
-	return f.AddHash(ctx, f.hasher.Sum64String(key))
+	return f.Add(ctx, []byte(key))
 }
 
 // AddHash inserts a key by its hash (computed with f.Hasher()).
@@ -315,7 +362,7 @@ func (f *Filter) AddHash(ctx context.Context, h uint64) (bool, error) {
 		return false, storeErr(fmt.Sprintf("add to %q (segment %s)", f.name, f.segKeys[seg]), err)
 	}
 	added := anyZero(old)
-	if added {
+	if added && !f.noCount {
 		if err := f.c.HIncrBy(ctx, f.metaKey, "count", 1).Err(); err != nil {
 			return true, storeErr(fmt.Sprintf("count add to %q (the key was added)", f.name), err)
 		}
@@ -335,12 +382,16 @@ func anyZero(old []int64) bool {
 // Contains reports whether key may have been added (false: certainly
 // not). One GETRANGE round trip. An error means the answer is unknown.
 func (f *Filter) Contains(ctx context.Context, key []byte) (bool, error) {
-	return f.ContainsHash(ctx, f.hasher.Sum64(key))
+	h, err := f.sum(key)
+	if err != nil {
+		return false, err
+	}
+	return f.ContainsHash(ctx, h)
 }
 
 // ContainsString is Contains for a string key.
 func (f *Filter) ContainsString(ctx context.Context, key string) (bool, error) {
-	return f.ContainsHash(ctx, f.hasher.Sum64String(key))
+	return f.Contains(ctx, []byte(key))
 }
 
 // ContainsHash is Contains for a hash computed with f.Hasher().
@@ -357,12 +408,16 @@ func (f *Filter) ContainsHash(ctx context.Context, h uint64) (bool, error) {
 
 // Hashes returns the hashes of keys (with f.Hasher()), for the batch
 // calls.
-func (f *Filter) Hashes(keys [][]byte) []uint64 {
+func (f *Filter) Hashes(keys [][]byte) ([]uint64, error) {
 	hs := make([]uint64, len(keys))
 	for i, k := range keys {
-		hs[i] = f.hasher.Sum64(k)
+		h, err := f.sum(k)
+		if err != nil {
+			return nil, err
+		}
+		hs[i] = h
 	}
-	return hs
+	return hs, nil
 }
 
 // AddBatch inserts the keys with the given hashes, pipelined (at most
@@ -397,7 +452,7 @@ func (f *Filter) AddBatch(ctx context.Context, hashes []uint64, added []bool) (i
 				added[start+i] = isNew
 			}
 		}
-		if n > 0 {
+		if n > 0 && !f.noCount {
 			if err := f.c.HIncrBy(ctx, f.metaKey, "count", int64(n)).Err(); err != nil {
 				return total + n, storeErr(fmt.Sprintf("count add batch to %q (the keys were added)", f.name), err)
 			}

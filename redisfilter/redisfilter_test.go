@@ -243,6 +243,16 @@ func TestCreateOpen(t *testing.T) {
 	if g, err := redisfilter.Create(ctx, c, "meta", p); err != nil || g.Meta().Blocks != f.Meta().Blocks {
 		t.Fatalf("second Create with the same params: %v", err)
 	}
+	f.SetCountAdds(false)
+	if added, err := f.AddString(ctx, "y"); err != nil || !added {
+		t.Fatalf("uncounted add: %v, %v", added, err)
+	}
+	if n, err := f.Len(ctx); err != nil || n != 1 {
+		t.Fatalf("Len %d (%v) after one counted and one uncounted add", n, err)
+	}
+	if ok, err := f.ContainsString(ctx, "y"); err != nil || !ok {
+		t.Fatalf("uncounted key: %v, %v", ok, err)
+	}
 	for name, q := range map[string]redisfilter.Params{
 		"capacity": {Capacity: 20000, FPR: 0.01, Hasher: hashing.XXH3(9)},
 		"fpr":      {Capacity: 10000, FPR: 0.001, Hasher: hashing.XXH3(9)},
@@ -263,6 +273,21 @@ func TestCreateOpen(t *testing.T) {
 	}
 	if _, err := redisfilter.Open(ctx, c, "meta", redisfilter.Params{}); !errors.Is(err, bloomery.ErrIncompatible) {
 		t.Fatalf("Open with the default hasher: %v, want ErrIncompatible", err)
+	}
+	keyed, err := redisfilter.Create(ctx, c, "keyed", redisfilter.Params{Capacity: 100, FPR: 0.01, Hasher: hashing.SipHash([16]byte{7})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keyed.Delete(ctx)
+	if _, err := redisfilter.Open(ctx, c, "keyed", redisfilter.Params{Hasher: hashing.SipHash([16]byte{8})}); !errors.Is(err, bloomery.ErrIncompatible) {
+		t.Fatalf("Open with another SipHash key: %v", err)
+	}
+	att, err := redisfilter.Attach(ctx, c, "keyed", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := att.ContainsString(ctx, "x"); !errors.Is(err, bloomery.ErrKeyRequired) {
+		t.Fatalf("keyless handle query: %v", err)
 	}
 	if _, err := redisfilter.Open(ctx, c, "nope", p); !errors.Is(err, redisfilter.ErrNotFound) {
 		t.Fatalf("Open of a missing filter: %v", err)
