@@ -439,26 +439,54 @@ type cursor struct {
 }
 
 // advance moves c to the first element >= t and reports whether it
-// equals t. Targets must be presented in non-decreasing order.
+// equals t. Targets must be presented in non-decreasing order. Stretches
+// of the stream that lie wholly below t are skipped with the index; the
+// rest is decoded with the same windowed decoder as single queries.
 func (f *Filter) advance(c *cursor, t uint64) bool {
-	for {
-		if c.have && c.v >= t {
-			return c.v == t
-		}
-		if c.i == f.n {
-			return false
-		}
-		// Skip whole index stretches that lie below t.
-		if next := int(c.i/IndexInterval) + 1; next < len(f.idx) && f.idx[next].prev < t {
-			j := f.seek(t, next)
-			c.pos, c.i, c.v, c.have = f.idx[j].pos, uint64(j)*IndexInterval, f.idx[j].prev, true
-		}
-		var d uint64
-		d, c.pos = f.step(c.pos)
-		c.v += d
-		c.i++
-		c.have = true
+	if c.have && c.v >= t {
+		return c.v == t
 	}
+	if c.i == f.n {
+		return false
+	}
+	if next := int(c.i/IndexInterval) + 1; next < len(f.idx) && f.idx[next].prev < t {
+		j := f.seek(t, next)
+		c.pos, c.i, c.v = f.idx[j].pos, uint64(j)*IndexInterval, f.idx[j].prev
+	}
+	p := uint64(f.p)
+	pos, v, i := c.pos, c.v, c.i
+	for i < f.n {
+		w := binary.BigEndian.Uint64(f.padded[pos>>3:]) << (pos & 7)
+		avail := uint64(windowBits)
+		for {
+			q := uint64(bits.LeadingZeros64(^w))
+			need := q + 1 + p
+			if need > avail {
+				break
+			}
+			v += q<<p | (w<<(q+1))>>(64-p)
+			w <<= need
+			avail -= need
+			pos += need
+			i++
+			if v >= t || i == f.n {
+				c.pos, c.v, c.i, c.have = pos, v, i, true
+				return v == t
+			}
+		}
+		if avail == windowBits {
+			var d uint64
+			d, pos, _ = readDelta(f.data, pos, f.p, f.maxQ, f.bits)
+			v += d
+			i++
+			if v >= t || i == f.n {
+				c.pos, c.v, c.i, c.have = pos, v, i, true
+				return v == t
+			}
+		}
+	}
+	c.pos, c.v, c.i, c.have = pos, v, i, true
+	return false
 }
 
 // ContainsBatch sets out[i] to ContainsHash(hashes[i]) for every i;

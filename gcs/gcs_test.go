@@ -164,6 +164,20 @@ func TestValuesAndLongCodes(t *testing.T) {
 			t.Fatalf("%+v: decoded values differ", p)
 		}
 		filtertest.NoFalseNegatives(t, "long codes", f.ContainsHash, hashes)
+		// The sorted merge (windowed decoder and its slow path) agrees
+		// with single lookups on members and on absent probes.
+		probes := append(slices.Clone(uniq), filtertest.Hashes(5000, 8)...)
+		slices.Sort(probes)
+		out := make([]bool, len(probes))
+		f.ContainsBatch(probes, out)
+		for i, h := range probes {
+			if out[i] != f.ContainsHash(h) {
+				t.Fatalf("%+v: merge and single lookup disagree on %#x", p, h)
+			}
+		}
+		if !f.MatchAnyHashes(uniq[len(uniq)-1:]) {
+			t.Fatalf("%+v: MatchAnyHashes missed the largest member", p)
+		}
 		g, err := ParseRaw(f.Bytes(), p.P, p.M, hashing.Hasher{})
 		if err != nil {
 			t.Fatalf("%+v: %v", p, err)
