@@ -1,0 +1,3 @@
+module github.com/bloomery/bloomery/compat
+
+go 1.26
