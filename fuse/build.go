@@ -345,6 +345,7 @@ func (b *Builder[T]) assign(g geometry, peeled int) []T {
 			v := T(x^x>>32) ^ fps[p[0]] ^ fps[p[1]] ^ fps[p[2]]
 			fps[p[which[k]]] = v
 		}
+		collapseHugePages(fps)
 		return fps
 	}
 	for k := peeled - 1; k >= 0; k-- {
@@ -353,6 +354,7 @@ func (b *Builder[T]) assign(g geometry, peeled int) []T {
 		v := T(x^x>>32) ^ fps[p[0]] ^ fps[p[1]] ^ fps[p[2]] ^ fps[p[3]]
 		fps[p[which[k]&3]] = v
 	}
+	collapseHugePages(fps)
 	return fps
 }
 

@@ -147,6 +147,7 @@ func Decode[T Fingerprint](data []byte, want hashing.Expect) (*Filter[T], error)
 			dst[i] = binary.LittleEndian.Uint16(payload[2*i:])
 		}
 	}
+	collapseHugePages(fps)
 	f.n = int(n)
 	f.geo = geo
 	f.fps = fps

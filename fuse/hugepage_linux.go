@@ -22,7 +22,20 @@ const hugePageMin = 16 << 20
 // core, not DRAM, bound how many misses can be in flight. With 2 MiB pages
 // the same array needs 50 TLB entries. Errors are ignored: the advice is an
 // optimisation and the array works the same without it.
-func adviseHugePages[T Fingerprint](s []T) {
+func adviseHugePages[T Fingerprint](s []T) { madviseInterior(s, syscall.MADV_HUGEPAGE) }
+
+// madvCollapse is MADV_COLLAPSE (Linux 6.1), missing from package syscall.
+const madvCollapse = 25
+
+// collapseHugePages asks Linux to move the 2 MiB-aligned interior of a
+// large array that has just been filled onto huge pages now (madvise
+// MADV_COLLAPSE), for the case where the allocator handed out memory that
+// was already mapped with 4 KiB pages, which adviseHugePages cannot
+// change. It costs about one copy of the array, once per build or decode;
+// older kernels refuse it and the array stays as it is.
+func collapseHugePages[T Fingerprint](s []T) { madviseInterior(s, madvCollapse) }
+
+func madviseInterior[T Fingerprint](s []T, advice int) {
 	var zero T
 	size := uintptr(len(s)) * unsafe.Sizeof(zero)
 	if size < hugePageMin {
@@ -36,5 +49,5 @@ func adviseHugePages[T Fingerprint](s []T) {
 	if hi <= lo {
 		return
 	}
-	_ = syscall.Madvise(b[lo:hi], syscall.MADV_HUGEPAGE)
+	_ = syscall.Madvise(b[lo:hi], advice)
 }

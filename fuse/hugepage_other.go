@@ -5,3 +5,6 @@ package fuse
 // adviseHugePages does nothing where transparent huge pages cannot be
 // requested (see hugepage_linux.go).
 func adviseHugePages[T Fingerprint](s []T) {}
+
+// collapseHugePages does nothing here (see hugepage_linux.go).
+func collapseHugePages[T Fingerprint](s []T) {}

@@ -228,5 +228,6 @@ func (b *Builder) assign(blockLen uint64, peeled int) []uint8 {
 		p := positions(x, blockLen)
 		fps[p[which[k]%3]] = fingerprint(x) ^ fps[p[0]] ^ fps[p[1]] ^ fps[p[2]]
 	}
+	collapseHugePages(fps)
 	return fps
 }

@@ -93,6 +93,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 	fps := make([]uint8, len(payload))
 	adviseHugePages(fps)
 	copy(fps, payload)
+	collapseHugePages(fps)
 	f.n = int(n)
 	f.blockLen = blockLen
 	f.fps = fps

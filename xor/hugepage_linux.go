@@ -22,18 +22,30 @@ const hugePageMin = 16 << 20
 // core, not DRAM, bound how many misses can be in flight. With 2 MiB pages
 // the same array needs 50 TLB entries. Errors are ignored: the advice is an
 // optimisation and the array works the same without it.
-func adviseHugePages(s []uint8) {
+func adviseHugePages(s []uint8) { madviseInterior(s, syscall.MADV_HUGEPAGE) }
+
+// madvCollapse is MADV_COLLAPSE (Linux 6.1), missing from package syscall.
+const madvCollapse = 25
+
+// collapseHugePages asks Linux to move the 2 MiB-aligned interior of a
+// large array that has just been filled onto huge pages now (madvise
+// MADV_COLLAPSE), for the case where the allocator handed out memory that
+// was already mapped with 4 KiB pages, which adviseHugePages cannot
+// change. It costs about one copy of the array, once per build or decode;
+// older kernels refuse it and the array stays as it is.
+func collapseHugePages(s []uint8) { madviseInterior(s, madvCollapse) }
+
+func madviseInterior(s []uint8, advice int) {
 	size := uintptr(len(s))
 	if size < hugePageMin {
 		return
 	}
 	const huge = 2 << 20
-	b := s
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
 	lo := (start+huge-1)&^(huge-1) - start
 	hi := (start+size)&^(huge-1) - start
 	if hi <= lo {
 		return
 	}
-	_ = syscall.Madvise(b[lo:hi], syscall.MADV_HUGEPAGE)
+	_ = syscall.Madvise(s[lo:hi], advice)
 }
