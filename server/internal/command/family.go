@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -290,7 +291,9 @@ func famDel(x *Ctx) bool {
 }
 
 func famLoad(x *Ctx) bool {
-	data := x.Args[2]
+	// Decoders may keep sub-slices of their input, and arguments alias
+	// the connection's read buffer: decode a private copy.
+	data := bytes.Clone(x.Args[2])
 	if uint64(len(data)) > x.memLimit() {
 		x.Error(errOOM)
 		return false
