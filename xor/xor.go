@@ -47,8 +47,8 @@
 // A query costs one hash and 3 independent cell reads (3 cache misses at
 // most). ContainsBatch prefetches the cells of the next 32 keys while it
 // checks the current ones. On Linux, arrays of 16 MiB and more are placed
-// on transparent huge pages (see hugepage_linux.go). Filters are immutable and safe for concurrent
-// use; Builders are not.
+// on transparent huge pages (see hugepage_linux.go). Filters are
+// immutable and safe for concurrent use; Builders are not.
 //
 // # Format
 //
