@@ -91,10 +91,14 @@ func FuzzDecodePayload(f *testing.F) {
 		if !bytes.Equal(re, data) {
 			t.Fatal("re-encoding differs")
 		}
-		// Every decoded value must be found.
+		// Every decoded value must be found, alone and by the merge.
+		var c cursor
 		g.Values(func(v uint64) bool {
 			if !g.containsValue(v) {
 				t.Fatalf("value %d not found", v)
+			}
+			if !g.advance(&c, v) {
+				t.Fatalf("value %d not found by the merge", v)
 			}
 			return true
 		})
