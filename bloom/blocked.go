@@ -172,9 +172,18 @@ func (p *probeSeq) more() {
 // blockedMasks returns the probe bits of hash h inside its block, one mask
 // per word of the line.
 func blockedMasks(h uint64, k int) (m [8]uint64) {
-	ps := newProbeSeq(h)
+	// The probe sequence is spelled out with locals (as in add and
+	// contains) rather than through probeSeq, whose state the compiler
+	// keeps in memory, costing a store-to-load round trip per probe.
+	x, r, left := hashing.Mix64(h), uint64(0), 7
 	for range k {
-		p := ps.next()
+		if left == 0 {
+			r++
+			x, left = hashing.Remix(h, r), 7
+		}
+		p := x & 511
+		x >>= 9
+		left--
 		m[p>>6] |= 1 << (p & 63)
 	}
 	return m
@@ -200,13 +209,21 @@ func (f *Blocked) AddHash(h uint64) bool {
 
 func (f *Blocked) add(off, h uint64) bool {
 	line := (*[8]uint64)(f.words[off : off+8])
-	ps := newProbeSeq(h)
+	x, k := hashing.Mix64(h), f.k // probeSeq, in registers
 	var added uint64
-	for range f.k {
-		p := ps.next()
-		w, b := &line[p>>6], p&63
-		added += (^*w >> b) & 1
-		*w |= 1 << b
+	for r := uint64(1); ; r++ {
+		n := min(k, 7)
+		for range n {
+			p := x & 511
+			x >>= 9
+			w, b := &line[p>>6], p&63
+			added += (^*w >> b) & 1
+			*w |= 1 << b
+		}
+		if k -= n; k == 0 {
+			break
+		}
+		x = hashing.Remix(h, r)
 	}
 	f.ones += added
 	if added != 0 {
@@ -252,14 +269,22 @@ func (f *Blocked) ContainsHash(h uint64) bool {
 // one or two words of the line).
 func (f *Blocked) contains(off, h uint64) bool {
 	line := (*[8]uint64)(f.words[off : off+8])
-	ps := newProbeSeq(h)
-	for range f.k {
-		p := ps.next()
-		if line[p>>6]&(1<<(p&63)) == 0 {
-			return false
+	// probeSeq, with its state in registers: 7 probes per word of hash.
+	x, k := hashing.Mix64(h), f.k
+	for r := uint64(1); ; r++ {
+		n := min(k, 7)
+		for range n {
+			p := x & 511
+			x >>= 9
+			if line[p>>6]&(1<<(p&63)) == 0 {
+				return false
+			}
 		}
+		if k -= n; k == 0 {
+			return true
+		}
+		x = hashing.Remix(h, r)
 	}
-	return true
 }
 
 // containsFlat is contains without data-dependent branches: the batch
@@ -267,13 +292,20 @@ func (f *Blocked) contains(off, h uint64) bool {
 // group and the out-of-order core can overlap their work.
 func (f *Blocked) containsFlat(off, h uint64) bool {
 	line := (*[8]uint64)(f.words[off : off+8])
-	ps := newProbeSeq(h)
+	x, k := hashing.Mix64(h), f.k
 	acc := uint64(1)
-	for range f.k {
-		p := ps.next()
-		acc &= line[p>>6] >> (p & 63)
+	for r := uint64(1); ; r++ {
+		n := min(k, 7)
+		for range n {
+			p := x & 511
+			x >>= 9
+			acc &= line[p>>6] >> (p & 63)
+		}
+		if k -= n; k == 0 {
+			return acc&1 != 0
+		}
+		x = hashing.Remix(h, r)
 	}
-	return acc&1 != 0
 }
 
 func (f *Blocked) containsAtomic(off, h uint64) bool {
