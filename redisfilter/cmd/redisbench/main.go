@@ -52,8 +52,10 @@ func main() {
 		capacity = flag.Int("capacity", 1_000_000, "filter capacity (1% FPR)")
 		nkeys    = flag.Int("keys", 200_000, "keys per measurement for batches of 100 and 1000")
 		single   = flag.Int("single", 5_000, "keys per measurement for batches of 1")
+		runs     = flag.Int("runs", 3, "repetitions of each measurement; the best rate is reported")
 	)
 	flag.Parse()
+	repeats = max(1, *runs)
 	if err := run(*node, *clusterA, *capacity, *nkeys, *single); err != nil {
 		fmt.Fprintln(os.Stderr, "redisbench:", err)
 		os.Exit(1)
@@ -106,7 +108,7 @@ func run(node, clusterAddrs string, capacity, nkeys, single int) error {
 	var rows []row
 	ctx := context.Background()
 	p := redisfilter.Params{Capacity: capacity, FPR: 0.01}
-	hs := make([]uint64, nkeys+single)
+	hs := make([]uint64, (repeats+1)*(nkeys+single))
 	for i := range hs {
 		hs[i] = hashing.XXH3(0).Sum64(strconv.AppendInt([]byte("bench-"), int64(i), 10))
 	}
@@ -147,7 +149,7 @@ func run(node, clusterAddrs string, capacity, nkeys, single int) error {
 			if batch == 1 {
 				f.SetCountAdds(false)
 				r = row{target: tg.name, client: "rbbf, SetCountAdds(false)", batch: 1}
-				if r.add, err = rate(n, 1, func(b []uint64) error { _, err := f.AddHash(ctx, b[0]); return err }, hs[n:]); err != nil {
+				if r.add, err = rate(n, 1, func(b []uint64) error { _, err := f.AddHash(ctx, b[0]); return err }, hs[repeats*n:]); err != nil {
 					return err
 				}
 				r.query = rows[len(rows)-1].query
@@ -186,7 +188,7 @@ func run(node, clusterAddrs string, capacity, nkeys, single int) error {
 		local.Reset()
 		out := make([]bool, batch)
 		r := row{target: "in process", client: "bloom.Blocked", batch: batch}
-		r.add, _ = rate(len(hs), batch, func(b []uint64) error {
+		r.add, _ = rate(nkeys, batch, func(b []uint64) error {
 			if len(b) == 1 {
 				local.AddHash(b[0])
 			} else {
@@ -194,7 +196,7 @@ func run(node, clusterAddrs string, capacity, nkeys, single int) error {
 			}
 			return nil
 		}, hs)
-		r.query, _ = rate(len(hs), batch, func(b []uint64) error {
+		r.query, _ = rate(nkeys, batch, func(b []uint64) error {
 			if len(b) == 1 {
 				local.ContainsHash(b[0])
 			} else {
@@ -204,8 +206,10 @@ func run(node, clusterAddrs string, capacity, nkeys, single int) error {
 		}, hs)
 		rows = append(rows, r)
 	}
-	fmt.Printf("capacity %d keys at 1%% FPR (%d blocks), %s/%s, GOMAXPROCS %d, %s\n\n",
-		capacity, local.Blocks(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), time.Now().UTC().Format(time.RFC3339))
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("capacity %d keys at 1%% FPR (%d blocks), %s/%s, GOMAXPROCS %d, best of %d runs, %s, load average %s\n\n",
+		capacity, local.Blocks(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), repeats,
+		time.Now().UTC().Format(time.RFC3339), strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
 	fmt.Println("| target | client | batch | add keys/s | query keys/s |")
 	fmt.Println("|---|---|---:|---:|---:|")
 	for _, r := range rows {
@@ -214,17 +218,26 @@ func run(node, clusterAddrs string, capacity, nkeys, single int) error {
 	return nil
 }
 
-// rate calls fn on consecutive batches of the first n hashes and returns
-// keys per second.
+// repeats is the number of runs of each measurement (-runs).
+var repeats = 3
+
+// rate calls fn on consecutive batches of n hashes, repeats times, each
+// run on the next n hashes (so every add is of a new key), and returns the
+// best rate in keys per second. The best of several runs filters out the
+// scheduling noise of a shared machine.
 func rate(n, batch int, fn func([]uint64) error, hs []uint64) (float64, error) {
-	n = min(n, len(hs))
-	start := time.Now()
-	for i := 0; i < n; i += batch {
-		if err := fn(hs[i:min(n, i+batch)]); err != nil {
-			return 0, err
+	best := 0.0
+	for r := range repeats {
+		run := hs[r*n : (r+1)*n]
+		start := time.Now()
+		for i := 0; i < n; i += batch {
+			if err := fn(run[i:min(n, i+batch)]); err != nil {
+				return 0, err
+			}
 		}
+		best = max(best, float64(n)/time.Since(start).Seconds())
 	}
-	return float64(n) / time.Since(start).Seconds(), nil
+	return best, nil
 }
 
 func human(x float64) string {
