@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -344,8 +343,6 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("content type %q", ct)
 	}
 }
-
-var _ = net.Dial
 
 func TestMaxMemoryCuckoo(t *testing.T) {
 	_, addr := startServer(t, Config{MaxMemory: 64 << 10})

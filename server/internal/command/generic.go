@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/bloomery/bloomery/server/internal/keyspace"
 )
 
 // Version is the Redis version the server reports (the command set and
@@ -675,5 +673,3 @@ func globMatch(s, p string) (bool, error) {
 	}
 	return len(s) == 0, nil
 }
-
-var _ = keyspace.TypeBloom
