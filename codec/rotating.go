@@ -10,7 +10,11 @@ import (
 )
 
 // Catalog defaults for a rotating filter created by size alone: a one-hour
-// window in six generations, n keys per window.
+// window in six generations. Each generation is sized for all n keys, at
+// FPR p/6: a caller that creates a window by size alone (the CLI's build,
+// the server) may add every key within one generation, and a generation
+// sized for n/6 would then be six times overfilled. Callers that know
+// their arrival rate use rotating.New with Params sized from it.
 const (
 	rotatingWindow      = time.Hour
 	rotatingGenerations = 6
@@ -37,12 +41,12 @@ func init() {
 func rotatingParams(n int, p float64, h hashing.Hasher) rotating.Params {
 	return rotating.Params{
 		Window: rotatingWindow, Generations: rotatingGenerations,
-		Capacity: (n + rotatingGenerations - 1) / rotatingGenerations, FPR: p, Hasher: h,
+		Capacity: n, FPR: p, Hasher: h,
 	}
 }
 
-// planRotating sizes a window holding n keys spread evenly over its six
-// generations, each at p/6.
+// planRotating sizes a window whose generations can each hold all n keys,
+// at p/6 each.
 func planRotating(n int, p float64) (Plan, error) {
 	if n <= 0 {
 		return Plan{}, fmt.Errorf("codec: rotating for %d keys: %w", n, bloomery.ErrInvalidParams)

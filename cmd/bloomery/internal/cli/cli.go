@@ -62,6 +62,7 @@ var commands = []*command{
 	queryCmd,
 	inspectCmd,
 	mergeCmd,
+	benchCmd,
 	versionCmd,
 	serveCmd,
 }
