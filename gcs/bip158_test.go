@@ -15,7 +15,7 @@ import (
 	"github.com/bloomery/bloomery/hashing"
 )
 
-const vectorsPath = "../../shared/testdata/bip158/testnet-19.json"
+const vectorsPath = "testdata/bip158/testnet-19.json"
 
 // vector is one row of testnet-19.json.
 type vector struct {

@@ -10,7 +10,7 @@ import (
 // Find the bloom filters of a Parquet file through its footer and probe a
 // BYTE_ARRAY column.
 func ExampleReadParquetFilter() {
-	file, err := os.ReadFile("../../shared/testdata/parquet/data_index_bloom_encoding_with_length.parquet")
+	file, err := os.ReadFile("testdata/parquet/data_index_bloom_encoding_with_length.parquet")
 	if err != nil {
 		fmt.Println(err)
 		return

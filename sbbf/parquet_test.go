@@ -10,7 +10,7 @@ import (
 	"github.com/bloomery/bloomery"
 )
 
-const fixtures = "../../shared/testdata/parquet"
+const fixtures = "testdata/parquet"
 
 var fixtureValues = []string{"Hello", "This is", "a", "test", "How", "are you", "doing ", "today",
 	"the quick", "brown fox", "jumps", "over", "the lazy", "dog"}
