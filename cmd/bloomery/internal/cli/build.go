@@ -87,6 +87,11 @@ func runBuild(e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
+	if fam.Kind == bloomery.KindSBBF && !o.hash.seedSet && o.hash.keyFile == "" {
+		// The Parquet split-block filter's format mandates XXH64 with
+		// seed 0: without flags, build what Parquet readers understand.
+		h = hashing.XXH64(0)
+	}
 
 	in, name, size := e.stdin, "standard input", int64(0)
 	if len(args) == 1 && args[0] != "-" {
