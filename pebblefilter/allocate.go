@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/bloom"
@@ -78,12 +79,36 @@ const ribbonOverhead = 1.03
 
 // BloomModelFPR is the FPR model of a blocked Bloom policy at b bits per
 // key: the Poisson blocked-Bloom formula (fpmath.BlockedFPR) with the
-// probe count NewBloom chooses.
+// probe count NewBloom chooses. The formula sums a Poisson series, too slow
+// for the allocator's hundreds of thousands of evaluations, so it is
+// tabulated once every 1/32 bit per key over [MinBitsPerKey,
+// MaxBitsPerKey] and interpolated linearly in log(FPR) (exact at the grid
+// points; the curve is smooth between them except where k steps).
 func BloomModelFPR(b float64) float64 {
-	if b < MinBitsPerKey {
+	if !(b >= MinBitsPerKey) {
 		return 1
 	}
-	return fpmath.BlockedFPR(b, 1, bloom.BlockedK(b), bloom.BlockBits)
+	bloomTableOnce.Do(fillBloomTable)
+	x := (min(b, MaxBitsPerKey) - MinBitsPerKey) * bloomTableStep
+	i := min(int(x), len(bloomTable)-2)
+	f := x - float64(i)
+	return math.Exp(bloomTable[i]*(1-f) + bloomTable[i+1]*f)
+}
+
+const bloomTableStep = 32 // points per bit per key
+
+var (
+	bloomTableOnce sync.Once
+	bloomTable     []float64 // log FPR at MinBitsPerKey + i/bloomTableStep
+)
+
+func fillBloomTable() {
+	n := (MaxBitsPerKey-MinBitsPerKey)*bloomTableStep + 1
+	bloomTable = make([]float64, n)
+	for i := range bloomTable {
+		b := MinBitsPerKey + float64(i)/bloomTableStep
+		bloomTable[i] = math.Log(fpmath.BlockedFPR(b, 1, bloom.BlockedK(b), bloom.BlockBits))
+	}
 }
 
 // RibbonModelFPR is the FPR of a Ribbon filter at b bits per key:

@@ -3,6 +3,9 @@ package pebblefilter
 import (
 	"math"
 	"testing"
+
+	"github.com/bloomery/bloomery/bloom"
+	"github.com/bloomery/bloomery/internal/fpmath"
 )
 
 // A leveled shape: L0 small, L1-L2 empty, L3..L6 growing by 10x, 100 bytes
@@ -141,5 +144,19 @@ func TestMissCosts(t *testing.T) {
 		if math.Abs(w[i]-want[i]) > 1e-12 {
 			t.Fatalf("weights %v, want %v", w, want)
 		}
+	}
+}
+
+// TestBloomModelTable: the tabulated model matches the formula at and
+// between grid points.
+func TestBloomModelTable(t *testing.T) {
+	for _, b := range []float64{1, 2.5, 7.3, 10, 10.01, 16.77, 24, 40.2, 64} {
+		want := fpmath.BlockedFPR(b, 1, bloom.BlockedK(b), bloom.BlockBits)
+		if got := BloomModelFPR(b); math.Abs(got-want) > 0.01*want {
+			t.Errorf("b=%v: table %v, formula %v", b, got, want)
+		}
+	}
+	if BloomModelFPR(0.5) != 1 || BloomModelFPR(math.NaN()) != 1 {
+		t.Error("below the minimum: want 1")
 	}
 }
