@@ -112,8 +112,10 @@ func compareMain(args []string) error {
 
 	startLoad := loadAvg()
 	began := time.Now()
-	samples := map[string][]sample{} // key: op name + "/" + P
-	measure := func(o *op, p int) error {
+	// samples keys: "<bloomery shape>|<op name>/<P>", so each baseline is
+	// kept with the shape it was measured next to.
+	samples := map[string][]sample{}
+	measure := func(shape string, o *op, p int) error {
 		srv := procsUp[o.Server]
 		c := ctl[o.Server]
 		if err := reset(c, o.Server); err != nil {
@@ -138,7 +140,7 @@ func compareMain(args []string) error {
 		if err != nil {
 			return err
 		}
-		key := fmt.Sprintf("%s/%d", o.Name, p)
+		key := fmt.Sprintf("%s|%s/%d", shape, o.Name, p)
 		samples[key] = append(samples[key], sample{res, cpu1 - cpu0, ld})
 		fmt.Fprintf(os.Stderr, "%-20s P=%-3d %10.0f cmds/s %11.0f items/s  p50 %7.3f ms  server CPU %5.2f µs/item  load %s\n",
 			o.Name, p, res.CmdsPerSec(), res.ItemsPerSec(), ms(res.P50),
@@ -157,7 +159,7 @@ func compareMain(args []string) error {
 					slices.Reverse(cell)
 				}
 				for _, on := range cell {
-					if err := measure(all[on], p); err != nil {
+					if err := measure(n, all[on], p); err != nil {
 						return err
 					}
 				}
@@ -189,7 +191,7 @@ func compareMain(args []string) error {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range names {
 		for _, p := range depths {
-			bs := samples[fmt.Sprintf("%s/%d", n, p)]
+			bs := samples[fmt.Sprintf("%s|%s/%d", n, n, p)]
 			bItems := med(bs, func(s sample) float64 { return s.res.ItemsPerSec() })
 			rec := recorded[n][p]
 			vsRec := "—"
@@ -212,7 +214,7 @@ func compareMain(args []string) error {
 				if bn == "—" {
 					row = append(row, "—", "—", "—", "—", "—")
 				} else {
-					rs := samples[fmt.Sprintf("%s/%d", bn, p)]
+					rs := samples[fmt.Sprintf("%s|%s/%d", n, bn, p)]
 					rItems := med(rs, func(s sample) float64 { return s.res.ItemsPerSec() })
 					row = append(row, "`"+all[bn].Desc+"`",
 						num(med(rs, func(s sample) float64 { return s.res.CmdsPerSec() })),
@@ -240,6 +242,11 @@ func compareMain(args []string) error {
 	slices.Sort(keys)
 	for _, k := range keys {
 		name, p, _ := strings.Cut(k, "/")
+		if shape, o, _ := strings.Cut(name, "|"); shape != o {
+			name = shape + " → " + o
+		} else {
+			name = o
+		}
 		var vs, ls []string
 		for _, s := range samples[k] {
 			vs = append(vs, num(s.res.ItemsPerSec()))
