@@ -56,9 +56,10 @@ var (
 // MiB and more are advised onto transparent huge pages on Linux, which
 // removes most TLB misses of random probes. On the 2-core development VM
 // (shared and heavily loaded, so absolute figures are loose) a filter for
-// 10^8 keys at 10 bits/key answered single queries in 275-630 ns and
-// batched ones in 62-82 ns per key (BenchmarkContainsHash and
-// BenchmarkContainsBatch with BLOOMERY_BENCH_N=100000000).
+// 10^8 keys at 10 bits/key answered single queries in 275-850 ns and
+// batched ones in 62-157 ns per key, 4-6 times less in each run
+// (BenchmarkContainsHash and BenchmarkContainsBatch with
+// BLOOMERY_BENCH_N=100000000).
 //
 // # Concurrency
 //
