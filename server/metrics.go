@@ -37,7 +37,7 @@ func (s *Server) scrape() string {
 			w.Sample("bloomery_command_errors_total", float64(n), metrics.Label{Name: "command", Value: sp.Spec.Name})
 		}
 	}
-	w.Family("bloomery_command_duration_seconds", "histogram", "Time to execute a command (excluding network I/O), by command.")
+	w.Family("bloomery_command_duration_seconds", "histogram", "Time to execute a command (excluding network I/O), by command; sampled: one command in 16 per connection is timed.")
 	for _, sp := range specs {
 		if sp.Calls() == 0 {
 			continue
