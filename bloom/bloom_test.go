@@ -144,6 +144,9 @@ func TestBlockedFPR(t *testing.T) {
 		got := filtertest.MeasureFPR(f.ContainsHash, p, 22)
 		filtertest.CheckFPR(t, fmt.Sprintf("blocked bpk=%v k=%d", bpk, f.K()), got, want, 0.15, p)
 		filtertest.CheckFPR(t, fmt.Sprintf("blocked bpk=%v estimate", bpk), got, f.EstimatedFPR(), 0.15, p)
+		// The exact occupancy model (no mean-fill approximation) as well.
+		exact := fpmath.BlockedFPRExact(float64(f.Bits()), float64(n), f.K(), BlockBits)
+		filtertest.CheckFPR(t, fmt.Sprintf("blocked bpk=%v exact model", bpk), got, exact, 0.15, p)
 		if bpk == 10 && got > 0.01 && !filtertest.Short() {
 			t.Errorf("blocked at 10 bits/key: measured FPR %.4f%% > 1%%", 100*got)
 		}
