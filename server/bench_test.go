@@ -92,3 +92,24 @@ func reportCPU(b *testing.B, items int) func() {
 		}
 	}
 }
+
+func TestExecAllocs(t *testing.T) {
+	s, err := New(Config{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(t.Context())
+	c := &command.Conn{Authed: true, W: resp.NewWriter(io.Discard)}
+	s.env.Exec(c, [][]byte{[]byte("BF.ADD"), []byte("bf"), []byte("x")})
+	s.env.Exec(c, [][]byte{[]byte("CF.ADD"), []byte("cf"), []byte("x")})
+	for _, args := range [][][]byte{
+		{[]byte("BF.EXISTS"), []byte("bf"), []byte("x")},
+		{[]byte("bf.mexists"), []byte("bf"), []byte("x"), []byte("y")},
+		{[]byte("CF.EXISTS"), []byte("cf"), []byte("x")},
+		{[]byte("PING")},
+	} {
+		if a := testing.AllocsPerRun(100, func() { s.env.Exec(c, args); c.W.Reset() }); a != 0 {
+			t.Errorf("%s: %.1f allocations per command", args[0], a)
+		}
+	}
+}

@@ -88,6 +88,7 @@ type Conn struct {
 	OnAuth  func()
 	nameBuf [32]byte
 	tick    uint32
+	ctx     Ctx
 }
 
 // TimingSample: one command in TimingSample per connection is timed for
@@ -267,11 +268,13 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	if timed {
 		start = time.Now()
 	}
-	x := Ctx{Env: e, C: c, W: w, Args: args}
+	// The context lives in the connection so a command does not allocate.
+	x := &c.ctx
+	*x = Ctx{Env: e, C: c, W: w, Args: args}
 	switch {
 	case spec.Flags&fWrite != 0:
 		e.Store.Lock()
-		if spec.Run(&x) {
+		if spec.Run(x) {
 			e.Store.Dirty++
 			if !e.Replaying {
 				if x.LogArgs != nil {
@@ -284,10 +287,10 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 		e.Store.Unlock()
 	case spec.Flags&fRead != 0:
 		e.Store.RLock()
-		spec.Run(&x)
+		spec.Run(x)
 		e.Store.RUnlock()
 	default:
-		spec.Run(&x)
+		spec.Run(x)
 	}
 	if timed {
 		st.hist.Observe(time.Since(start))
