@@ -50,7 +50,8 @@
 //
 // # Errors
 //
-// Every call takes a context and is bounded by the handle's timeout. A
+// Every call takes a context, and each of its round trips is bounded by
+// the handle's timeout (SetTimeout). A
 // store failure (node down, timeout, CLUSTERDOWN...) is returned as an
 // error wrapping ErrStore and the client's error: a query that could not
 // be answered is never reported as "absent".
@@ -265,8 +266,9 @@ func storeErr(op string, err error) error {
 	return fmt.Errorf("redisfilter: %s: %w: %w", op, ErrStore, err)
 }
 
-// SetTimeout sets the deadline applied to each call (on top of the
-// caller's context); d <= 0 leaves only the context's. Not safe to call
+// SetTimeout sets the deadline applied to each round trip (a single
+// call, or one pipeline of a batch call), on top of the caller's context,
+// which bounds the whole call; d <= 0 leaves only the context's. Not safe to call
 // concurrently with other methods.
 func (f *Filter) SetTimeout(d time.Duration) { f.timeout = d }
 
@@ -427,39 +429,54 @@ func (f *Filter) Hashes(keys [][]byte) ([]uint64, error) {
 // plus one HINCRBY of the count. On error some keys may have been added
 // and others not; adding them again is harmless.
 func (f *Filter) AddBatch(ctx context.Context, hashes []uint64, added []bool) (int, error) {
-	ctx, cancel := f.bound(ctx)
-	defer cancel()
+	if added != nil && len(added) < len(hashes) {
+		return 0, fmt.Errorf("redisfilter: add batch: added has %d slots for %d hashes: %w", len(added), len(hashes), bloomery.ErrInvalidParams)
+	}
 	total := 0
 	cmds := make([]*redis.IntSliceCmd, 0, min(len(hashes), maxPipeline))
 	for start := 0; start < len(hashes); start += maxPipeline {
 		chunk := hashes[start:min(len(hashes), start+maxPipeline)]
-		cmds = cmds[:0]
-		p := f.c.Pipeline()
-		for _, h := range chunk {
-			seg, off, masks := f.locate(h)
-			cmds = append(cmds, p.BitField(ctx, f.segKeys[seg], bitfieldArgs(off, &masks)...))
+		var sub []bool
+		if added != nil {
+			sub = added[start : start+len(chunk)]
 		}
-		if _, err := p.Exec(ctx); err != nil {
-			return total, storeErr(fmt.Sprintf("add batch of %d to %q", len(chunk), f.name), err)
-		}
-		n := 0
-		for i, c := range cmds {
-			isNew := anyZero(c.Val())
-			if isNew {
-				n++
-			}
-			if added != nil {
-				added[start+i] = isNew
-			}
-		}
-		if n > 0 && !f.noCount {
-			if err := f.c.HIncrBy(ctx, f.metaKey, "count", int64(n)).Err(); err != nil {
-				return total + n, storeErr(fmt.Sprintf("count add batch to %q (the keys were added)", f.name), err)
-			}
-		}
+		n, err := f.addChunk(ctx, chunk, sub, cmds[:0])
 		total += n
+		if err != nil {
+			return total, err
+		}
 	}
 	return total, nil
+}
+
+// addChunk sends one pipeline (and the count), under one timeout.
+func (f *Filter) addChunk(ctx context.Context, chunk []uint64, added []bool, cmds []*redis.IntSliceCmd) (int, error) {
+	ctx, cancel := f.bound(ctx)
+	defer cancel()
+	p := f.c.Pipeline()
+	for _, h := range chunk {
+		seg, off, masks := f.locate(h)
+		cmds = append(cmds, p.BitField(ctx, f.segKeys[seg], bitfieldArgs(off, &masks)...))
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return 0, storeErr(fmt.Sprintf("add batch of %d to %q", len(chunk), f.name), err)
+	}
+	n := 0
+	for i, c := range cmds {
+		isNew := anyZero(c.Val())
+		if isNew {
+			n++
+		}
+		if added != nil {
+			added[i] = isNew
+		}
+	}
+	if n > 0 && !f.noCount {
+		if err := f.c.HIncrBy(ctx, f.metaKey, "count", int64(n)).Err(); err != nil {
+			return n, storeErr(fmt.Sprintf("count add batch to %q (the keys were added)", f.name), err)
+		}
+	}
+	return n, nil
 }
 
 // ContainsBatch sets out[i] to whether hashes[i] may have been added
@@ -470,25 +487,32 @@ func (f *Filter) ContainsBatch(ctx context.Context, hashes []uint64, out []bool)
 	if len(out) < len(hashes) {
 		return fmt.Errorf("redisfilter: contains batch: out has %d slots for %d hashes: %w", len(out), len(hashes), bloomery.ErrInvalidParams)
 	}
-	ctx, cancel := f.bound(ctx)
-	defer cancel()
 	cmds := make([]*redis.StringCmd, 0, min(len(hashes), maxPipeline))
 	masks := make([][8]uint64, 0, min(len(hashes), maxPipeline))
 	for start := 0; start < len(hashes); start += maxPipeline {
 		chunk := hashes[start:min(len(hashes), start+maxPipeline)]
-		cmds, masks = cmds[:0], masks[:0]
-		p := f.c.Pipeline()
-		for _, h := range chunk {
-			seg, off, m := f.locate(h)
-			masks = append(masks, m)
-			cmds = append(cmds, p.GetRange(ctx, f.segKeys[seg], int64(off), int64(off+BlockBytes-1)))
+		if err := f.containsChunk(ctx, chunk, out[start:start+len(chunk)], cmds[:0], masks[:0]); err != nil {
+			return err
 		}
-		if _, err := p.Exec(ctx); err != nil {
-			return storeErr(fmt.Sprintf("query batch of %d in %q", len(chunk), f.name), err)
-		}
-		for i, c := range cmds {
-			out[start+i] = blockHas(c.Val(), &masks[i])
-		}
+	}
+	return nil
+}
+
+// containsChunk sends one pipeline of queries, under one timeout.
+func (f *Filter) containsChunk(ctx context.Context, chunk []uint64, out []bool, cmds []*redis.StringCmd, masks [][8]uint64) error {
+	ctx, cancel := f.bound(ctx)
+	defer cancel()
+	p := f.c.Pipeline()
+	for _, h := range chunk {
+		seg, off, m := f.locate(h)
+		masks = append(masks, m)
+		cmds = append(cmds, p.GetRange(ctx, f.segKeys[seg], int64(off), int64(off+BlockBytes-1)))
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return storeErr(fmt.Sprintf("query batch of %d in %q", len(chunk), f.name), err)
+	}
+	for i, c := range cmds {
+		out[i] = blockHas(c.Val(), &masks[i])
 	}
 	return nil
 }

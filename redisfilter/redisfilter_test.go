@@ -27,6 +27,16 @@ import (
 
 const millionKeys = 1_000_000
 
+// testKeys is the number of keys of TestMillionKeys: 10^6, or 10^5 under
+// the race detector.
+func testKeys(t *testing.T) int {
+	if raceDetector {
+		t.Log("race detector: 10^5 keys (the 10^6-key run is go test without -race)")
+		return millionKeys / 10
+	}
+	return millionKeys
+}
+
 // TestMillionKeys adds 10^6 keys through Redis (batches of 1000) and the
 // same keys to an in-process bloom.Blocked with the same Params, and
 // requires: identical "new" answers for every add, no false negatives,
@@ -38,7 +48,8 @@ func TestMillionKeys(t *testing.T) {
 	for _, tg := range targets(t) {
 		t.Run(tg.name, func(t *testing.T) {
 			ctx := context.Background()
-			p := redisfilter.Params{Capacity: millionKeys, FPR: 0.01, Hasher: hashing.XXH3(0x5eed)}
+			nkeys := testKeys(t)
+			p := redisfilter.Params{Capacity: nkeys, FPR: 0.01, Hasher: hashing.XXH3(0x5eed)}
 			name := "million-" + tg.name
 			f, err := redisfilter.Create(ctx, tg.client, name, p)
 			if err != nil {
@@ -52,7 +63,7 @@ func TestMillionKeys(t *testing.T) {
 			if m := f.Meta(); m.Blocks != local.Blocks() || m.K != local.K() {
 				t.Fatalf("layout %d blocks k=%d, in-process %d blocks k=%d", m.Blocks, m.K, local.Blocks(), local.K())
 			}
-			hs := hashesOf(p.Hasher, 0, millionKeys)
+			hs := hashesOf(p.Hasher, 0, nkeys)
 			added := make([]bool, 1000)
 			start := time.Now()
 			for i := 0; i < len(hs); i += 1000 {
@@ -66,7 +77,7 @@ func TestMillionKeys(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%s: 10^6 adds in %v", tg.name, time.Since(start))
+			t.Logf("%s: %d adds in %v", tg.name, nkeys, time.Since(start))
 			out := make([]bool, len(hs))
 			start = time.Now()
 			if err := f.ContainsBatch(ctx, hs, out); err != nil {
@@ -77,8 +88,8 @@ func TestMillionKeys(t *testing.T) {
 					t.Fatalf("false negative for key %d", i)
 				}
 			}
-			t.Logf("%s: 10^6 queries in %v", tg.name, time.Since(start))
-			absent := hashesOf(p.Hasher, millionKeys, millionKeys)
+			t.Logf("%s: %d queries in %v", tg.name, nkeys, time.Since(start))
+			absent := hashesOf(p.Hasher, nkeys, nkeys)
 			if err := f.ContainsBatch(ctx, absent, out); err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +103,7 @@ func TestMillionKeys(t *testing.T) {
 				}
 			}
 			got := float64(fp) / float64(len(absent))
-			want := fpmath.BlockedFPR(float64(local.Bits()), millionKeys, local.K(), bloom.BlockBits)
+			want := fpmath.BlockedFPR(float64(local.Bits()), float64(nkeys), local.K(), bloom.BlockBits)
 			t.Logf("%s: FPR %.4f%% (model %.4f%%)", tg.name, 100*got, 100*want)
 			if math.Abs(got-want) > 0.15*want {
 				t.Fatalf("FPR %.5f outside model %.5f ±15%%", got, want)
@@ -372,7 +383,10 @@ func TestWriterProcesses(t *testing.T) {
 	needRedis(t)
 	ctx := context.Background()
 	c := newClusterClient(t, cluster.Addrs())
-	const capacity, per, overlap = 300000, 100000, 20000
+	capacity, per, overlap := 300000, 100000, 20000
+	if raceDetector {
+		capacity, per, overlap = 90000, 30000, 6000
+	}
 	p := redisfilter.Params{Capacity: capacity, FPR: 0.01}
 	f, err := redisfilter.Create(ctx, c, "writers", p)
 	if err != nil {
@@ -449,6 +463,64 @@ func TestWriterProcesses(t *testing.T) {
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("word %d: %#x, in-process %#x", i, a[i], b[i])
+		}
+	}
+}
+
+// TestConcurrentHandle shares one handle between goroutines that add and
+// query at once (for the race detector) and checks every key afterwards.
+func TestConcurrentHandle(t *testing.T) {
+	needRedis(t)
+	ctx := context.Background()
+	c := newStandaloneClient(t, standalone.Addr())
+	f, err := redisfilter.Create(ctx, c, "shared-handle", redisfilter.Params{Capacity: 40000, FPR: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Delete(ctx)
+	hs := hashesOf(f.Hasher(), 0, 40000)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part := hs[g*10000 : (g+1)*10000]
+			out := make([]bool, 500)
+			for i := 0; i < len(part); i += 500 {
+				if _, err := f.AddBatch(ctx, part[i:i+500], nil); err != nil {
+					errs <- err
+					return
+				}
+				if err := f.ContainsBatch(ctx, part[i:i+500], out); err != nil {
+					errs <- err
+					return
+				}
+				for j, ok := range out {
+					if !ok {
+						errs <- fmt.Errorf("goroutine %d: key %d absent right after its add", g, i+j)
+						return
+					}
+				}
+				if _, err := f.AddHash(ctx, part[i]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	out := make([]bool, len(hs))
+	if err := f.ContainsBatch(ctx, hs, out); err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range out {
+		if !ok {
+			t.Fatalf("false negative for key %d", i)
 		}
 	}
 }

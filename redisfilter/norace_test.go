@@ -1,0 +1,5 @@
+//go:build !race
+
+package redisfilter_test
+
+const raceDetector = false
