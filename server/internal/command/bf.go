@@ -383,8 +383,20 @@ func bfMExists(x *Ctx) bool {
 	b, found, _ := x.bloomAt(x.Args[1])
 	items := x.Args[2:]
 	x.W.Array(len(items))
-	for _, it := range items {
-		x.W.Bool(found && b.C.Answer(b.Contains(it)))
+	if !found {
+		for range items {
+			x.W.Bool(false)
+		}
+		return false
+	}
+	var buf [64]bool
+	for len(items) > 0 {
+		n := min(len(items), len(buf))
+		b.ContainsBatch(items[:n], buf[:n])
+		for _, ok := range buf[:n] {
+			x.W.Bool(b.C.Answer(ok))
+		}
+		items = items[n:]
 	}
 	return false
 }

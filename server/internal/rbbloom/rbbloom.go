@@ -161,12 +161,42 @@ func (c *Chain) has(p probe) bool {
 // Contains reports whether item may have been added.
 func (c *Chain) Contains(item []byte) bool { return c.has(probeOf(item)) }
 
+// batchLen is how many items a batch call hashes before probing.
+const batchLen = 64
+
+// ContainsBatch sets out[i] to Contains(items[i]); len(out) >= len(items).
+// It hashes a block of items first, then probes the block link by link
+// (newest first, skipping items already found), so the loads of
+// independent items overlap in the CPU instead of waiting one item at a
+// time. It does not allocate and is safe for concurrent use with other
+// readers.
+func (c *Chain) ContainsBatch(items [][]byte, out []bool) {
+	var ps [batchLen]probe
+	for len(items) > 0 {
+		n := min(len(items), batchLen)
+		for i := 0; i < n; i++ {
+			ps[i] = probeOf(items[i])
+			out[i] = false
+		}
+		for l := len(c.links) - 1; l >= 0; l-- {
+			link := &c.links[l]
+			for i := 0; i < n; i++ {
+				if !out[i] {
+					out[i] = link.has(ps[i])
+				}
+			}
+		}
+		items, out = items[n:], out[n:]
+	}
+}
+
 // Add inserts item and reports whether it was new. An item that any link
 // already claims is not inserted and not counted. On a full NONSCALING
 // chain Add returns ErrFull (after the presence check, so re-adding a
 // known item still reports false without an error).
-func (c *Chain) Add(item []byte) (bool, error) {
-	p := probeOf(item)
+func (c *Chain) Add(item []byte) (bool, error) { return c.addProbe(probeOf(item)) }
+
+func (c *Chain) addProbe(p probe) (bool, error) {
 	if c.has(p) {
 		return false, nil
 	}

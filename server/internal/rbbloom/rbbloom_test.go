@@ -160,3 +160,19 @@ func FuzzFromHeader(f *testing.F) {
 		d.LoadChunk(0, []byte{1, 2, 3})
 	})
 }
+
+func TestContainsBatch(t *testing.T) {
+	c, _ := New(1000, 0.01, 2)
+	keys := filtertest.Keys(5000, 9)
+	for _, k := range keys[:2500] {
+		c.Add(k)
+	}
+	out := make([]bool, len(keys))
+	c.ContainsBatch(keys, out)
+	for i, k := range keys {
+		if out[i] != c.Contains(k) {
+			t.Fatalf("item %d: batch %v, single %v", i, out[i], c.Contains(k))
+		}
+	}
+	filtertest.ZeroAllocs(t, "ContainsBatch", func() { c.ContainsBatch(keys[:200], out) })
+}
