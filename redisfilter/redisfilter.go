@@ -77,7 +77,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultTimeout bounds each call of a Filter unless SetTimeout changes it.
+// DefaultTimeout bounds each round trip of a Filter (a single call, or one
+// pipeline of a batch) unless SetTimeout changes it, and the metadata
+// reads and writes of Create, Open and Attach.
 const DefaultTimeout = 10 * time.Second
 
 // maxPipeline bounds the commands sent in one pipeline by the batch calls;
