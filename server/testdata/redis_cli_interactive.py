@@ -27,13 +27,21 @@ def pump(t):
         if b"\x1b[6n" in data:
             os.write(fd, b"\x1b[1;1R")
     return True
-pump(1.0)
-for c in cmds:
+def wait_for(marker, timeout):
+    end = time.time() + timeout
+    while marker not in out and time.time() < end:
+        if not pump(0.1):
+            return
+
+# Wait for the first prompt, then type each command; an ECHO of a marker at
+# the end tells when every reply has been printed (redis-cli is sequential).
+wait_for(b"> ", 15)
+for c in cmds + ["echo __END__"]:
     os.write(fd, c.encode() + b"\r")
-    if not pump(0.5):
-        break
+    pump(0.05)
+wait_for(b'"__END__"', 30)
 os.write(fd, b"quit\r")
-pump(0.5)
+pump(0.3)
 try:
     os.kill(pid, 9)
 except OSError:
