@@ -501,7 +501,11 @@ func main() {
 		}
 		for _, buildCache := range sizes {
 			if levelInfo == ([pebblefilter.NumLevels]pebblefilter.LevelInfo{}) && cfg.perCache {
-				log.Fatal("the first configuration must not depend on the cache size (it measures the shape)")
+				// The allocation needs the shape: build it once without
+				// filters and read the tables' properties.
+				if err := readShape(filepath.Join(dir, "db"), d, all["none"], out); err != nil {
+					log.Fatalf("shape: %v", err)
+				}
 			}
 			db := filepath.Join(dir, "db")
 			t0 := time.Now()
@@ -551,6 +555,39 @@ func main() {
 		printResults(out, c, rows)
 	}
 	fmt.Fprintf(out, "Total time %v.\n", time.Since(start).Round(time.Second))
+}
+
+// readShape builds the database without filters, fills levelInfo from
+// its tables' properties and prints the shape.
+func readShape(dir string, d *dataset, none config, out *os.File) error {
+	if err := build(dir, d, none, 0); err != nil {
+		return err
+	}
+	o := baseOptions()
+	if err := none.apply(o, 0); err != nil {
+		return err
+	}
+	db, err := pebble.Open(dir, o)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	lv, err := db.SSTables(pebble.WithProperties())
+	if err != nil {
+		return err
+	}
+	var r runResult
+	for l, ts := range lv {
+		for _, t := range ts {
+			s := &r.levels[l]
+			s.tables++
+			s.keys += t.Properties.NumEntries
+			s.dataBytes += t.Properties.DataSize
+		}
+		levelInfo[l] = pebblefilter.LevelInfo{Keys: r.levels[l].keys, DataBytes: r.levels[l].dataBytes}
+	}
+	printShape(out, r)
+	return nil
 }
 
 type row struct {
