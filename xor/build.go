@@ -2,6 +2,7 @@ package xor
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/bloomery/bloomery"
@@ -53,11 +54,12 @@ func BuildKeys(keys [][]byte, p Params) (*Filter, error) {
 type Builder struct {
 	hashes []uint64 // BuildKeys: the keys' hashes
 	keys   []uint64 // the input, sorted and deduplicated (after a failure)
-	order  []uint64 // peel order: mixed hashes
+	order  []uint64 // mixed hashes sorted by first position; then the peel order
 	which  []uint8  // peel order: which position (0..2) each key was peeled from
 	count  []uint8  // per cell: 4*keys | XOR of the keys' position indices
 	xors   []uint64 // per cell: XOR of the mixed hashes of its keys
 	stack  []uint32 // cells holding exactly one key, to peel
+	starts []uint32 // counting sort: bucket offsets
 }
 
 // Reset releases the Builder's buffers.
@@ -146,6 +148,29 @@ func (b *Builder) try(keys []uint64, blockLen, seed uint64) (int, bool) {
 	b.xors = growZero(b.xors, cells)
 	order, which, count, xors := b.order, b.which, b.count, b.xors
 
+	// Counting sort of the mixed hashes by their top bits, which orders
+	// them by first position (multiply-shift is monotone in x): the
+	// updates of block 0 then sweep it in order and hit the cache, a
+	// third of all cell updates.
+	bbits := uint(max(0, min(16, bits.Len64(blockLen)-10)))
+	b.starts = growZero(b.starts, 1<<bbits+1)
+	starts := b.starts
+	shift := 64 - bbits
+	for _, k := range keys {
+		starts[mix(k, seed)>>shift&(1<<bbits-1)]++
+	}
+	var sum uint32
+	for i, c := range starts {
+		starts[i] = sum
+		sum += c
+	}
+	for _, k := range keys {
+		x := mix(k, seed)
+		s := x >> shift & (1<<bbits - 1)
+		order[starts[s]] = x
+		starts[s]++
+	}
+
 	// Add every key to its three cells. A count byte holds 4 times the
 	// number of keys plus, in its low two bits, the XOR of the position
 	// indices (0, 1, 2) by which they reach the cell: with one key left,
@@ -154,8 +179,7 @@ func (b *Builder) try(keys []uint64, blockLen, seed uint64) (int, bool) {
 	// duplicate is taken out again. More than 63 keys in a cell means
 	// duplicates too; the attempt fails and Build deduplicates.
 	dups := 0
-	for _, k := range keys {
-		x := mix(k, seed)
+	for _, x := range order {
 		p := positions(x, blockLen)
 		c0, c1, c2 := count[p[0]]+4, count[p[1]]+4, count[p[2]]+4
 		if c0 < 4 || c1 < 4 || c2 < 4 {
