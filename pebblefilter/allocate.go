@@ -55,6 +55,11 @@ type AllocOptions struct {
 	// MaxBitsPerKey caps every level (blocked Bloom stops improving near
 	// 20-24 bits per key). Zero means 24.
 	MaxBitsPerKey float64
+	// Weights, when any entry is non-zero, replaces the cache model: the
+	// cost of a false positive per level (for example the miss ratio of
+	// each level's false positives measured on a pilot run), each floored
+	// at MinWeight. CacheBytes and HotBytes are then ignored.
+	Weights [NumLevels]float64
 	// Family is the filter written on every filtered level: BlockedBloom
 	// (the zero value counts as BlockedBloom) or Ribbon.
 	Family Family
@@ -188,7 +193,14 @@ func Allocate(levels [NumLevels]LevelInfo, o AllocOptions) (Plan, error) {
 	}
 	budget := o.BitsPerKey * keys
 	var plan Plan
-	if o.CacheBytes == 0 {
+	if o.Weights != ([NumLevels]float64{}) {
+		for i, w := range o.Weights {
+			if !(w >= 0 && w <= 1) {
+				return Plan{}, fmt.Errorf("pebblefilter: allocate: weight %v of L%d outside [0, 1]: %w", w, i, bloomery.ErrInvalidParams)
+			}
+			plan.Weights[i] = max(o.MinWeight, w)
+		}
+	} else if o.CacheBytes == 0 {
 		for i := range plan.Weights {
 			plan.Weights[i] = 1
 		}

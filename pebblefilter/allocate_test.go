@@ -160,3 +160,25 @@ func TestBloomModelTable(t *testing.T) {
 		t.Error("below the minimum: want 1")
 	}
 }
+
+// TestAllocateExplicitWeights: measured weights replace the model; a level
+// whose false positives cost more gets more bits.
+func TestAllocateExplicitWeights(t *testing.T) {
+	a, err := Allocate(shape, AllocOptions{BitsPerKey: 10, Weights: [NumLevels]float64{0.3, 0, 0, 0.3, 0.4, 0.95, 0.93}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Allocate(shape, AllocOptions{BitsPerKey: 10, Weights: [NumLevels]float64{0.3, 0, 0, 0.3, 0.4, 0.1, 0.93}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Weights[1] != 0.1 || a.Weights[5] != 0.95 {
+		t.Fatalf("weights %v", a.Weights)
+	}
+	if a.Specs[5].BitsPerKey <= b.Specs[5].BitsPerKey {
+		t.Fatalf("L5 at weight .95: %v, at .1: %v", a.Specs[5], b.Specs[5])
+	}
+	if _, err := Allocate(shape, AllocOptions{BitsPerKey: 10, Weights: [NumLevels]float64{2}}); err == nil {
+		t.Fatal("weight 2 accepted")
+	}
+}
