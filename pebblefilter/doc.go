@@ -8,9 +8,12 @@
 // # Using it
 //
 //	opts := &pebble.Options{}
-//	err := pebblefilter.Apply(opts, [7]pebblefilter.Spec{
-//		1: pebblefilter.Bloom(10), 2: pebblefilter.Bloom(10), ..., 6: pebblefilter.Bloom(10),
-//	})
+//	var specs [pebblefilter.NumLevels]pebblefilter.Spec
+//	for i := range specs {
+//		specs[i] = pebblefilter.Bloom(10) // or RibbonFPR(0.01), or the zero Spec: no filter
+//	}
+//	if err := pebblefilter.Apply(opts, specs); err != nil { ... }
+//	db, err := pebble.Open(dir, opts)
 //
 // Apply sets every level's FilterPolicy and registers both Bloomery policy
 // names in Options.Filters. Registration matters: Pebble looks a table's
