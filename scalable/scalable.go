@@ -239,13 +239,32 @@ func NewForCapacity(n int, fpr float64) (*Filter, error) {
 
 // newLink allocates link i.
 func (f *Filter) newLink(i int) (link, error) {
+	bp, err := f.linkParams(i)
+	if err != nil {
+		return nil, err
+	}
+	var l link
+	var e error
+	if f.p.Blocked {
+		l, e = bloom.NewBlocked(bp)
+	} else {
+		l, e = bloom.New(bp)
+	}
+	if e != nil {
+		return nil, fmt.Errorf("scalable: link %d (capacity %d, error %.3g): %w", i, bp.Capacity, f.p.LinkFPR(i), e)
+	}
+	return l, nil
+}
+
+// linkParams returns the bloom parameters of link i.
+func (f *Filter) linkParams(i int) (bloom.Params, error) {
 	capacity, ok := f.p.LinkCapacity(i)
 	if !ok {
-		return nil, fmt.Errorf("scalable: link %d capacity overflows: %w", i, bloomery.ErrFull)
+		return bloom.Params{}, fmt.Errorf("scalable: link %d capacity overflows: %w", i, bloomery.ErrFull)
 	}
 	err := f.p.LinkFPR(i)
 	if !(err > 0) {
-		return nil, fmt.Errorf("scalable: link %d error underflows: %w", i, bloomery.ErrFull)
+		return bloom.Params{}, fmt.Errorf("scalable: link %d error underflows: %w", i, bloomery.ErrFull)
 	}
 	bp := bloom.Params{Capacity: capacity, FPR: err, Hasher: f.p.Hasher}
 	if f.p.Sizing == SizingRedis {
@@ -260,17 +279,7 @@ func (f *Filter) newLink(i int) (link, error) {
 			bp.BitsPerKey = bloom.MinBitsPerKey
 		}
 	}
-	var l link
-	var e error
-	if f.p.Blocked {
-		l, e = bloom.NewBlocked(bp)
-	} else {
-		l, e = bloom.New(bp)
-	}
-	if e != nil {
-		return nil, fmt.Errorf("scalable: link %d (capacity %d, error %.3g): %w", i, capacity, err, e)
-	}
-	return l, nil
+	return bp, nil
 }
 
 // Kind returns bloomery.KindScalable.
