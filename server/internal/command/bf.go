@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/bloomery/bloomery/server/internal/keyspace"
-	"github.com/bloomery/bloomery/server/internal/rbbloom"
 )
 
 // RedisBloom's error texts (8.x), verbatim.
@@ -67,18 +66,14 @@ type bfParams struct {
 	expansion uint32
 }
 
-var bfDefaults = bfParams{rbbloom.DefaultCapacity, rbbloom.DefaultError, rbbloom.DefaultExpansion}
+var bfDefaults = bfParams{keyspace.BloomDefaultCapacity, keyspace.BloomDefaultError, keyspace.BloomDefaultExpansion}
 
 func (x *Ctx) createBloom(key []byte, p bfParams) (keyspace.Bloom, bool) {
-	e := p.err
-	if p.expansion > 0 {
-		e *= rbbloom.TighteningRatio
-	}
-	if need := rbbloom.LinkBytes(p.capacity, e) + 96; need > x.memLimit() {
+	if need := keyspace.NewBloomSize(p.capacity, p.err, p.expansion); need > x.memLimit() {
 		x.Error(errOOM)
 		return keyspace.Bloom{}, false
 	}
-	c, err := rbbloom.New(p.capacity, p.err, p.expansion)
+	c, err := keyspace.NewBloomFilter(p.capacity, p.err, p.expansion)
 	if err != nil {
 		x.Error("ERR " + err.Error())
 		return keyspace.Bloom{}, false
@@ -121,18 +116,18 @@ func bfReserve(x *Ctx) bool {
 		x.Error(errErrorRange)
 		return false
 	}
-	rate = min(rate, rbbloom.MaxErrorRate)
+	rate = min(rate, keyspace.BloomMaxErrorRate)
 	capacity, ok := parseInt64(a[3])
 	if !ok {
 		x.Error(errBadCapacity)
 		return false
 	}
-	if capacity < 1 || capacity > rbbloom.MaxCapacity {
+	if capacity < 1 || capacity > keyspace.BloomMaxCapacity {
 		x.Error(errCapRange)
 		return false
 	}
 	nonscaling := false
-	expansion := int64(rbbloom.DefaultExpansion)
+	expansion := int64(keyspace.BloomDefaultExpansion)
 	expAt := -1
 	for i := 4; i < len(a); i++ {
 		if eq(a[i], "nonscaling") {
@@ -152,7 +147,7 @@ func bfReserve(x *Ctx) bool {
 			x.Error(errBadExpansion)
 			return false
 		}
-		if e < 0 || e > rbbloom.MaxExpansion {
+		if e < 0 || e > keyspace.BloomMaxExpansion {
 			x.Error(errExpRange)
 			return false
 		}
@@ -307,7 +302,7 @@ func bfInsert(x *Ctx) bool {
 				return false
 			}
 			n, ok := parseInt64(v)
-			if !ok || n < 1 || n > rbbloom.MaxCapacity {
+			if !ok || n < 1 || n > keyspace.BloomMaxCapacity {
 				x.Error("Bad capacity")
 				return false
 			}
@@ -322,14 +317,14 @@ func bfInsert(x *Ctx) bool {
 				x.Error("Bad error rate")
 				return false
 			}
-			p.err = min(f, rbbloom.MaxErrorRate)
+			p.err = min(f, keyspace.BloomMaxErrorRate)
 		case c == 'e':
 			v, ok := needValue()
 			if !ok {
 				return false
 			}
 			n, ok := parseInt64(v)
-			if !ok || n < 0 || n > rbbloom.MaxExpansion {
+			if !ok || n < 0 || n > keyspace.BloomMaxExpansion {
 				x.Error("Bad expansion")
 				return false
 			}
@@ -532,7 +527,7 @@ func bfLoadChunk(x *Ctx) bool {
 			x.Error(errNotFound)
 			return false
 		}
-		c, err := rbbloom.FromHeader(data, x.memLimit())
+		c, err := keyspace.BloomFromHeader(data, x.memLimit())
 		if err != nil {
 			x.Error(errBadData)
 			return false

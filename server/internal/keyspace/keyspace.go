@@ -19,7 +19,6 @@ import (
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/codec"
 	"github.com/bloomery/bloomery/hashing"
-	"github.com/bloomery/bloomery/server/internal/rbbloom"
 	"github.com/bloomery/bloomery/server/internal/rbcuckoo"
 )
 
@@ -68,20 +67,6 @@ func (c *Counters) MeasuredFPR() float64 {
 	}
 	return float64(c.Reported) / float64(c.Reported+n)
 }
-
-// Bloom is a BF.* key.
-type Bloom struct {
-	*rbbloom.Chain
-	C *Counters
-}
-
-// NewBloom wraps c.
-func NewBloom(c *rbbloom.Chain) Bloom { return Bloom{c, new(Counters)} }
-
-func (Bloom) Type() string            { return TypeBloom }
-func (b Bloom) MemBytes() uint64      { return b.Size() }
-func (b Bloom) Counters() *Counters   { return b.C }
-func (b Bloom) Stats() bloomery.Stats { return b.Chain.Stats() }
 
 // Cuckoo is a CF.* key.
 type Cuckoo struct {
@@ -236,8 +221,13 @@ func AppendValue(b []byte, v Value) []byte {
 		return out
 	case Bloom:
 		b = append(b, typeBloom)
+		b = binary.LittleEndian.AppendUint64(b, x.C.Reported)
+		b = binary.LittleEndian.AppendUint64(b, x.C.Negatives.Load())
 		hdr = x.AppendHeader(nil)
-		chunk = x.Chunk
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(hdr)))
+		b = append(b, hdr...)
+		b = binary.LittleEndian.AppendUint64(b, x.RawLen())
+		return x.AppendData(b)
 	case Cuckoo:
 		b = append(b, typeCuckoo)
 		hdr = x.AppendHeader(nil)
@@ -299,17 +289,17 @@ func DecodeValue(p []byte, limit uint64) (Value, error) {
 	}
 	switch typ {
 	case typeBloom:
-		c, err := rbbloom.FromHeader(hdr, limit)
+		c, err := BloomFromHeader(hdr, limit)
 		if err != nil {
 			return nil, err
 		}
-		if c.DataLen() != dl {
+		v := NewBloom(c)
+		if c.RawLen() != dl {
 			return nil, bad
 		}
-		if err := c.LoadChunk(0, data); err != nil {
+		if err := v.LoadChunk(0, data); err != nil {
 			return nil, err
 		}
-		v := NewBloom(c)
 		setCounters(v.C)
 		return v, nil
 	case typeCuckoo:

@@ -5,12 +5,11 @@ import (
 	"testing"
 
 	"github.com/bloomery/bloomery/bloom"
-	"github.com/bloomery/bloomery/server/internal/rbbloom"
 	"github.com/bloomery/bloomery/server/internal/rbcuckoo"
 )
 
 func values(t testing.TB) []Value {
-	c, _ := rbbloom.New(100, 0.01, 2)
+	c, _ := NewBloomFilter(100, 0.01, 2)
 	c.Add([]byte("a"))
 	f, _ := rbcuckoo.New(rbcuckoo.Params{Capacity: 100, BucketSize: 2, MaxIterations: 20, Expansion: 1})
 	f.Add([]byte("a"))
