@@ -78,14 +78,14 @@ func needRedis(t *testing.T) {
 }
 
 func newStandaloneClient(t testing.TB, addr string) redis.UniversalClient {
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 2 * time.Second, ReadTimeout: 3 * time.Second,
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 2 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
 		MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { c.Close() })
 	return c
 }
 
 func newClusterClient(t testing.TB, addrs []string) *redis.ClusterClient {
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, DialTimeout: 2 * time.Second, ReadTimeout: 3 * time.Second,
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, DialTimeout: 2 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second,
 		MaxRetries: -1, DialerRetries: 1, MaxRedirects: 2})
 	t.Cleanup(func() { c.Close() })
 	return c
