@@ -429,12 +429,7 @@ func bfInfo(x *Ctx) bool {
 		return false
 	}
 	b, found, wrong := x.bloomAt(x.Args[1])
-	if wrong {
-		x.Error(errWrongType)
-		return false
-	}
-	if !found {
-		x.Error(errNotFound)
+	if !x.present(found, wrong) {
 		return false
 	}
 	if len(x.Args) == 3 {
@@ -476,12 +471,7 @@ func bfCard(x *Ctx) bool {
 
 func bfScanDump(x *Ctx) bool {
 	b, found, wrong := x.bloomAt(x.Args[1])
-	if wrong {
-		x.Error(errWrongType)
-		return false
-	}
-	if !found {
-		x.Error(errNotFound)
+	if !x.present(found, wrong) {
 		return false
 	}
 	it, ok := parseInt64(x.Args[2])

@@ -294,12 +294,7 @@ func cfDel(x *Ctx) bool {
 
 func cfInfo(x *Ctx) bool {
 	c, found, wrong := x.cuckooAt(x.Args[1])
-	if wrong {
-		x.Error(errWrongType)
-		return false
-	}
-	if !found {
-		x.Error(errNotFound)
+	if !x.present(found, wrong) {
 		return false
 	}
 	w := x.W
@@ -325,12 +320,7 @@ func cfInfo(x *Ctx) bool {
 
 func cfCompact(x *Ctx) bool {
 	c, found, wrong := x.cuckooAt(x.Args[1])
-	if wrong {
-		x.Error(errWrongType)
-		return false
-	}
-	if !found {
-		x.Error(errNotFound)
+	if !x.present(found, wrong) {
 		return false
 	}
 	old := c.Size()
@@ -347,12 +337,7 @@ func cfScanDump(x *Ctx) bool {
 		return false
 	}
 	c, found, wrong := x.cuckooAt(x.Args[1])
-	if wrong {
-		x.Error(errWrongType)
-		return false
-	}
-	if !found {
-		x.Error(errNotFound)
+	if !x.present(found, wrong) {
 		return false
 	}
 	x.W.Array(2)

@@ -174,6 +174,21 @@ type Ctx struct {
 // Error writes an error reply.
 func (x *Ctx) Error(msg string) { x.failed = true; x.W.Error(msg) }
 
+// present is the check that begins every command on an existing filter
+// key: it replies WRONGTYPE for a key of another type and RedisBloom's
+// "not found" for a missing key, and reports whether the command may go on.
+func (x *Ctx) present(found, wrong bool) bool {
+	switch {
+	case wrong:
+		x.Error(errWrongType)
+	case !found:
+		x.Error(errNotFound)
+	default:
+		return true
+	}
+	return false
+}
+
 func (x *Ctx) arityError() {
 	x.Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", x.spec().Name))
 }

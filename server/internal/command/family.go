@@ -225,12 +225,7 @@ type ifAbsent interface{ AddIfAbsent([]byte) bool }
 
 func famAdd(x *Ctx) bool {
 	v, found, wrong := x.familyAt(x.Args[1])
-	if wrong {
-		x.Error(errWrongType)
-		return false
-	}
-	if !found {
-		x.Error(errNotFound)
+	if !x.present(found, wrong) {
 		return false
 	}
 	ad, ok := v.F.(bloomery.Adder)
@@ -272,12 +267,7 @@ func famExists(x *Ctx) bool {
 
 func famDel(x *Ctx) bool {
 	v, found, wrong := x.familyAt(x.Args[1])
-	if wrong {
-		x.Error(errWrongType)
-		return false
-	}
-	if !found {
-		x.Error(errNotFound)
+	if !x.present(found, wrong) {
 		return false
 	}
 	d, ok := v.F.(bloomery.Deleter)
@@ -367,12 +357,7 @@ func famBuild(x *Ctx) bool {
 
 func famDump(x *Ctx) bool {
 	v, found, wrong := x.familyAt(x.Args[1])
-	if wrong {
-		x.Error(errWrongType)
-		return false
-	}
-	if !found {
-		x.Error(errNotFound)
+	if !x.present(found, wrong) {
 		return false
 	}
 	b, err := v.F.AppendBinary(nil)
