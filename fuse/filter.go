@@ -4,6 +4,7 @@ import (
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/hashing"
 	"github.com/bloomery/bloomery/internal/fpmath"
+	"github.com/bloomery/bloomery/internal/prefetch"
 )
 
 // Fingerprint is the stored fingerprint type: uint8 (FPR 2^-8, about
@@ -177,12 +178,12 @@ func (f *Filter[T]) locate(hs []uint64, pos *[batchGroup * 4]uint64, want *[batc
 		}
 		np = 4 * len(hs)
 	}
-	if hasPrefetch {
+	if prefetch.Enabled {
 		switch fps := any(f.fps).(type) {
 		case []uint8:
-			prefetch8(&fps[0], &pos[0], np)
+			prefetch.Index8(&fps[0], &pos[0], np)
 		case []uint16:
-			prefetch16(&fps[0], &pos[0], np)
+			prefetch.Index16(&fps[0], &pos[0], np)
 		}
 	}
 }

@@ -58,6 +58,7 @@
 package xor
 
 import (
+	"github.com/bloomery/bloomery/internal/prefetch"
 	"math"
 	"math/bits"
 
@@ -190,8 +191,8 @@ func (f *Filter) locate(hs []uint64, pos *[batchGroup * 3]uint64, want *[batchGr
 		p := positions(x, bl)
 		pos[3*i], pos[3*i+1], pos[3*i+2] = p[0], p[1], p[2]
 	}
-	if hasPrefetch {
-		prefetch8(&f.fps[0], &pos[0], 3*len(hs))
+	if prefetch.Enabled {
+		prefetch.Index8(&f.fps[0], &pos[0], 3*len(hs))
 	}
 }
 

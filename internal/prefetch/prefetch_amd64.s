@@ -2,9 +2,9 @@
 
 #include "textflag.h"
 
-// func prefetch8(base *uint8, idx *uint64, n int)
+// func Index8(base *uint8, idx *uint64, n int)
 // Issues PREFETCHT0 for base[idx[0]], ..., base[idx[n-1]].
-TEXT ·prefetch8(SB), NOSPLIT, $0-24
+TEXT ·Index8(SB), NOSPLIT, $0-24
 	MOVQ base+0(FP), AX
 	MOVQ idx+8(FP), BX
 	MOVQ n+16(FP), CX
@@ -19,9 +19,9 @@ loop8:
 done8:
 	RET
 
-// func prefetch16(base *uint16, idx *uint64, n int)
+// func Index16(base *uint16, idx *uint64, n int)
 // Issues PREFETCHT0 for base[idx[0]], ..., base[idx[n-1]].
-TEXT ·prefetch16(SB), NOSPLIT, $0-24
+TEXT ·Index16(SB), NOSPLIT, $0-24
 	MOVQ base+0(FP), AX
 	MOVQ idx+8(FP), BX
 	MOVQ n+16(FP), CX

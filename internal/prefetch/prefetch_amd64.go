@@ -1,0 +1,24 @@
+//go:build !purego
+
+// Package prefetch hints array cells into the cache ahead of use. The
+// batch queries of the fuse and xor families compute the cells of a group
+// of keys, prefetch them, and check them only after the next group's
+// prefetches are issued. A prefetch retires at once, unlike a load, so a
+// core can have far more of them in flight than the loads its reorder
+// buffer can hold: that is what lets batch queries overlap DRAM misses on
+// arrays much larger than the cache.
+package prefetch
+
+// Index8 and Index16 (prefetch_amd64.s) issue PREFETCHT0 for base[idx[i]],
+// i < n, on arrays of 8- and 16-bit cells. Every idx[i] must be a valid
+// index (a prefetch of a bad address does not fault, but callers never
+// pass one).
+//
+//go:noescape
+func Index8(base *uint8, idx *uint64, n int)
+
+//go:noescape
+func Index16(base *uint16, idx *uint64, n int)
+
+// Enabled reports whether Index8/Index16 issue real prefetches.
+const Enabled = true

@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+// Package prefetch hints array cells into the cache ahead of use; without
+// the amd64 assembly its functions do nothing, and batch queries rely on
+// out-of-order execution alone to overlap the misses of consecutive keys.
+package prefetch
+
+func Index8(base *uint8, idx *uint64, n int)   {}
+func Index16(base *uint16, idx *uint64, n int) {}
+
+// Enabled reports whether Index8/Index16 issue real prefetches.
+const Enabled = false
