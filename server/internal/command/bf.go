@@ -178,14 +178,29 @@ func bfReserve(x *Ctx) bool {
 // bfAddOne adds one item, accounting growth against the memory limit.
 // It returns the reply value or an error text.
 func (x *Ctx) bfAddOne(b keyspace.Bloom, item []byte) (bool, string) {
-	if next := b.NextLinkBytes(); next > 0 && next+64 > x.memLimit() {
-		if b.Contains(item) {
+	return x.bfAddHash(b, b.Hasher().Sum64(item))
+}
+
+// bfAddHash is bfAddOne for the item's hash. Only an add that appends a
+// link changes the chain's Size, so the memory check and the accounting
+// run only when NextLinkBytes says the next new item would grow it.
+func (x *Ctx) bfAddHash(b keyspace.Bloom, h uint64) (bool, string) {
+	next := b.NextLinkBytes()
+	if next == 0 {
+		added, err := b.AddHash(h)
+		if err != nil {
+			return false, errBFFull
+		}
+		return added, ""
+	}
+	if next+64 > x.memLimit() {
+		if b.ContainsHash(h) {
 			return false, ""
 		}
 		return false, errOOM
 	}
 	old := b.Size()
-	added, err := b.Add(item)
+	added, err := b.AddHash(h)
 	if err != nil {
 		return false, errBFFull
 	}
@@ -239,17 +254,29 @@ func (x *Ctx) bfAddMany(b keyspace.Bloom, items [][]byte) bool {
 	dirty := false
 	errText := ""
 	done := 0
-	for i, it := range items {
-		added, e := x.bfAddOne(b, it)
-		if e != "" {
-			errText = e
-			break
+	// Hash a block of items first, then add them in order (each add must
+	// see the ones before it): the hashing loop runs without the chain's
+	// branches and memory loads in between.
+	var hs [64]uint64
+	hasher := b.Hasher()
+	for base := 0; base < len(items) && errText == ""; base += len(hs) {
+		block := items[base:min(base+len(hs), len(items))]
+		for j, it := range block {
+			hs[j] = hasher.Sum64(it)
 		}
-		if added {
-			res[i/64] |= 1 << (i % 64)
-			dirty = true
+		for j := range block {
+			added, e := x.bfAddHash(b, hs[j])
+			if e != "" {
+				errText = e
+				break
+			}
+			if added {
+				i := base + j
+				res[i/64] |= 1 << (i % 64)
+				dirty = true
+			}
+			done++
 		}
-		done++
 	}
 	n := done
 	if errText != "" {
@@ -385,14 +412,21 @@ func bfMExists(x *Ctx) bool {
 		return false
 	}
 	var buf [64]bool
+	negatives := uint64(0)
 	for len(items) > 0 {
 		n := min(len(items), len(buf))
 		b.ContainsBatch(items[:n], buf[:n])
 		for _, ok := range buf[:n] {
-			x.W.Bool(b.C.Answer(ok))
+			if !ok {
+				negatives++
+			}
+			x.W.Bool(ok)
 		}
 		items = items[n:]
 	}
+	// One atomic add per command: the counter is shared by every
+	// connection querying this key.
+	b.C.Negatives.Add(negatives)
 	return false
 }
 

@@ -58,11 +58,15 @@ type Bloom struct {
 // full links, a link that cannot be sized) returns ErrBloomFull and
 // changes nothing; a known item returns (false, nil) even then. It does
 // not allocate unless it appends a link.
-func (b Bloom) Add(item []byte) (bool, error) {
-	if b.NumLinks() >= BloomMaxLinks && b.NextLinkBytes() > 0 && !b.Contains(item) {
+func (b Bloom) Add(item []byte) (bool, error) { return b.AddHash(b.Hasher().Sum64(item)) }
+
+// AddHash is Add for an item's hash under b.Hasher() (for batches that
+// hash every item first).
+func (b Bloom) AddHash(h uint64) (bool, error) {
+	if b.NumLinks() >= BloomMaxLinks && b.NextLinkBytes() > 0 && !b.ContainsHash(h) {
 		return false, ErrBloomFull
 	}
-	added, err := b.TryAdd(item)
+	added, err := b.TryAddHash(h)
 	if err != nil {
 		return false, ErrBloomFull
 	}

@@ -170,17 +170,32 @@ func (l *Log) fail(err error) error {
 // Flush makes the log durable up to offset upto as the policy requires
 // before a reply may be sent: written to the file, and fsynced for
 // Always. Concurrent callers share the work (group commit).
+//
+// Group commit: a caller that finds another one writing waits for the
+// I/O lock and then re-checks, so the one write (and, for Always, the one
+// fsync) that the first caller made of everything appended so far
+// acknowledges every command it covered, and most callers of a burst
+// issue no system call at all.
 func (l *Log) Flush(upto int64) error {
-	if l.policy == Always {
-		if l.synced.Load() >= upto {
-			return nil
-		}
-		return l.sync(true)
-	}
-	if l.written.Load() >= upto {
+	fsync := l.policy == Always
+	if l.reached(upto, fsync) {
 		return nil
 	}
-	return l.sync(false)
+	l.ioMu.Lock()
+	defer l.ioMu.Unlock()
+	if l.reached(upto, fsync) {
+		return nil
+	}
+	return l.syncLocked(fsync)
+}
+
+// reached reports whether the log is written (and fsynced, with fsync) up to
+// offset upto.
+func (l *Log) reached(upto int64, fsync bool) bool {
+	if fsync {
+		return l.synced.Load() >= upto
+	}
+	return l.written.Load() >= upto
 }
 
 // Sync writes and fsyncs everything appended so far.

@@ -7,7 +7,6 @@
 package resp
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -54,22 +53,56 @@ func IsProtocolError(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// Reader reads commands. The argument slices it returns alias an internal
-// buffer and are valid until the next call to ReadCommand.
+// Reader reads commands from its own buffer, which it fills with one Read
+// of the connection at a time. The argument slices it returns are
+// sub-slices of that buffer (or, for inline commands, of a small arena):
+// parsing copies nothing and, once the buffer and the argument slice have
+// grown to the connection's largest command, allocates nothing. They are
+// valid until the next call to ReadCommand.
+//
+// The buffer grows only when it is full of received bytes of one
+// incomplete command, doubling each time, so memory follows what the peer
+// has sent, never what it announced (a peer announcing a 500 MB argument
+// and sending 3 bytes costs nothing). A buffer that grew past bigBuffer is
+// released when it drains.
+//
+// A multibulk command received in pieces is parsed incrementally: the
+// arguments already parsed are kept as offsets from the command's start,
+// so a command of n arguments costs O(n) to parse however many reads it
+// arrives in.
 type Reader struct {
-	br     *bufio.Reader
+	src    io.Reader
+	buf    []byte // received bytes are buf[r:w]
+	r, w   int
+	err    error // the read error to report once buf[r:w] is used up
 	lim    Limits
 	unauth bool
 	args   [][]byte
-	arena  []byte
+	arena  []byte // inline commands' unquoted arguments
+	// Parse state of the multibulk command starting at r (pending is set
+	// while it is incomplete).
+	pending bool
+	count   int    // arguments announced
+	pos     int    // offset from r of the next argument's '$' line
+	total   int    // argument bytes so far (checked against MaxQuery)
+	spans   []span // arguments parsed so far, offsets from r
 	// Offset counts bytes consumed by complete commands (used by log replay
 	// to find the end of the last whole command).
 	Offset int64
 }
 
-// NewReader returns a Reader over r with the given limits (zero fields take
-// the defaults).
-func NewReader(r io.Reader, lim Limits) *Reader {
+type span struct{ off, n int }
+
+const (
+	initialBuffer = 64 << 10
+	// bigBuffer: a buffer grown past it for a large command is released
+	// once drained, so an idle connection holds at most initialBuffer.
+	bigBuffer = 1 << 20
+)
+
+// NewReader returns a Reader over src with the given limits (zero fields
+// take the defaults).
+func NewReader(src io.Reader, lim Limits) *Reader {
 	if lim.MaxBulk <= 0 {
 		lim.MaxBulk = DefaultMaxBulk
 	}
@@ -79,7 +112,7 @@ func NewReader(r io.Reader, lim Limits) *Reader {
 	if lim.MaxQuery <= 0 {
 		lim.MaxQuery = DefaultMaxQuery
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), lim: lim}
+	return &Reader{src: src, lim: lim}
 }
 
 // SetUnauthenticated switches the reader to the tight limits Redis applies
@@ -89,7 +122,7 @@ func (r *Reader) SetUnauthenticated(on bool) { r.unauth = on }
 // Buffered reports how many bytes are already read from the connection
 // and waiting: when it is zero after a command, the pipeline is drained
 // and the replies should be flushed.
-func (r *Reader) Buffered() int { return r.br.Buffered() }
+func (r *Reader) Buffered() int { return r.w - r.r }
 
 func (r *Reader) limits() (maxArgs, maxBulk int) {
 	if r.unauth {
@@ -105,146 +138,208 @@ func (r *Reader) limits() (maxArgs, maxBulk int) {
 func (r *Reader) ReadCommand() ([][]byte, error) {
 	r.args = r.args[:0]
 	r.arena = r.arena[:0]
-	var n int64
-	b, err := r.br.Peek(1)
-	if err != nil {
-		return nil, err
-	}
-	if b[0] != '*' {
-		args, used, err := r.readInline()
-		if err == nil {
-			r.Offset += used
+	if r.r == r.w {
+		r.r, r.w = 0, 0
+		if cap(r.buf) > bigBuffer {
+			r.buf = nil
 		}
-		return args, err
 	}
-	line, err := r.readLine(&n, MaxInline)
-	if err != nil {
-		return nil, eofInside(err)
-	}
-	maxArgs, maxBulk := r.limits()
-	count, ok := parseInt(line[1:])
-	if !ok || count > int64(maxArgs) {
-		return nil, protoErr("invalid multibulk length")
-	}
-	if count <= 0 {
-		r.Offset += n
-		return r.args, nil
-	}
-	// Offsets into the arena, turned into slices once the arena stops moving.
-	type span struct{ off, n int }
-	var spansBuf [16]span
-	spans := spansBuf[:0]
-	total := 0
-	for i := int64(0); i < count; i++ {
-		line, err := r.readLine(&n, MaxInline)
-		if err != nil {
-			return nil, eofInside(err)
+	for {
+		var (
+			args [][]byte
+			used int
+			err  error
+		)
+		if r.w > r.r {
+			if r.buf[r.r] == '*' || r.pending {
+				args, used, err = r.parseMultibulk()
+			} else {
+				args, used, err = r.parseInline()
+			}
+			if err != nil {
+				r.pending = false
+				return nil, err
+			}
+			if used > 0 {
+				r.r += used
+				r.Offset += int64(used)
+				return args, nil
+			}
 		}
-		if line[0] != '$' {
-			return nil, protoErr("expected '$', got '%c'", line[0])
+		if err := r.fill(); err != nil {
+			if err == io.EOF && r.w > r.r {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
 		}
-		blen, ok := parseInt(line[1:])
-		if !ok || blen < 0 || blen > int64(maxBulk) {
-			return nil, protoErr("invalid bulk length")
-		}
-		total += int(blen)
-		if total > r.lim.MaxQuery {
-			return nil, protoErr("query buffer limit exceeded (%d bytes)", r.lim.MaxQuery)
-		}
-		off := len(r.arena)
-		if err := r.readBulk(int(blen)); err != nil {
-			return nil, eofInside(err)
-		}
-		n += blen + 2
-		spans = append(spans, span{off, int(blen)})
 	}
-	for _, s := range spans {
-		r.args = append(r.args, r.arena[s.off:s.off+s.n:s.off+s.n])
-	}
-	r.Offset += n
-	return r.args, nil
 }
 
-// readBulk appends blen bytes plus CRLF to the arena. The arena grows as
-// data arrives, never by the announced length alone, so a peer that
-// announces a huge argument and sends nothing costs nothing.
-func (r *Reader) readBulk(blen int) error {
-	for blen > 0 {
-		chunk := min(blen, 64<<10)
-		off := len(r.arena)
-		r.arena = append(r.arena, make([]byte, chunk)...)
-		if _, err := io.ReadFull(r.br, r.arena[off:]); err != nil {
+// fill reads once more from the source, making room first: the partial
+// command at r moves to the front of the buffer, and a buffer full of
+// one command doubles.
+func (r *Reader) fill() error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, initialBuffer)
+	}
+	if r.r > 0 && len(r.buf)-r.w < len(r.buf)/2 {
+		n := copy(r.buf, r.buf[r.r:r.w])
+		r.r, r.w = 0, n
+	}
+	if r.w == len(r.buf) {
+		nb := make([]byte, 2*len(r.buf))
+		r.w = copy(nb, r.buf[r.r:r.w])
+		r.r = 0
+		r.buf = nb
+	}
+	for range 100 {
+		n, err := r.src.Read(r.buf[r.w:])
+		if n < 0 || n > len(r.buf)-r.w {
+			return errors.New("resp: invalid Read count")
+		}
+		r.w += n
+		if err != nil {
+			r.err = err
+			if n > 0 {
+				return nil
+			}
 			return err
 		}
-		blen -= chunk
-	}
-	var crlf [2]byte
-	if _, err := io.ReadFull(r.br, crlf[:]); err != nil {
-		return err
-	}
-	if crlf != [2]byte{'\r', '\n'} {
-		return protoErr("bulk string not terminated by CRLF")
-	}
-	return nil
-}
-
-func eofInside(err error) error {
-	if err == io.EOF {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// readLine reads one CRLF-terminated line (returned without CRLF; it
-// aliases the bufio buffer when it fits).
-func (r *Reader) readLine(n *int64, max int) ([]byte, error) {
-	line, err := r.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		return nil, protoErr("too big inline request")
-	}
-	if err != nil {
-		if len(line) > 0 && err == io.EOF {
-			return nil, io.ErrUnexpectedEOF
+		if n > 0 {
+			return nil
 		}
-		return nil, err
 	}
-	*n += int64(len(line))
-	if len(line) > max {
-		return nil, protoErr("too big inline request")
+	return io.ErrNoProgress
+}
+
+// line returns the CRLF-terminated line starting at absolute offset p
+// (without its CRLF) and the offset just past it, or next < 0 when the
+// line is incomplete.
+func (r *Reader) line(p int) (line []byte, next int, err error) {
+	i := bytes.IndexByte(r.buf[p:r.w], '\n')
+	if i < 0 {
+		if r.w-p >= MaxInline {
+			return nil, 0, protoErr("too big inline request")
+		}
+		return nil, -1, nil
+	}
+	line = r.buf[p : p+i+1]
+	if len(line) > MaxInline {
+		return nil, 0, protoErr("too big inline request")
 	}
 	if len(line) < 2 || line[len(line)-2] != '\r' {
-		return nil, protoErr("line not terminated by CRLF")
+		return nil, 0, protoErr("line not terminated by CRLF")
 	}
 	line = line[:len(line)-2]
 	if len(line) == 0 {
-		return nil, protoErr("empty line")
+		return nil, 0, protoErr("empty line")
 	}
-	return line, nil
+	return line, p + i + 1, nil
 }
 
-// readInline parses a telnet-style command line: arguments separated by
-// spaces, with "double" (backslash escapes) and 'single' quotes.
-func (r *Reader) readInline() ([][]byte, int64, error) {
-	line, err := r.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		return nil, 0, protoErr("too big inline request")
-	}
-	if err != nil {
-		if len(line) > 0 && err == io.EOF {
-			return nil, 0, io.ErrUnexpectedEOF
+// bulkHeader parses a "$<len>\r\n" line at absolute offset p: the common
+// case (digits, CRLF) directly, anything else through line for the same
+// errors as any other line. next < 0 means the line is incomplete.
+func (r *Reader) bulkHeader(p, maxBulk int) (blen, next int, err error) {
+	b := r.buf[:r.w]
+	if p < len(b) && b[p] == '$' {
+		q, v := p+1, 0
+		for q < len(b) && q-p <= 10 && b[q] >= '0' && b[q] <= '9' {
+			v = v*10 + int(b[q]-'0')
+			q++
 		}
-		return nil, 0, err
+		if q > p+1 && q+1 < len(b) && b[q] == '\r' && b[q+1] == '\n' {
+			if v > maxBulk {
+				return 0, 0, protoErr("invalid bulk length")
+			}
+			return v, q + 2, nil
+		}
 	}
-	used := int64(len(line))
+	line, next, err := r.line(p)
+	if err != nil || next < 0 {
+		return 0, next, err
+	}
+	if line[0] != '$' {
+		return 0, 0, protoErr("expected '$', got '%c'", line[0])
+	}
+	n, ok := parseInt(line[1:])
+	if !ok || n < 0 || n > int64(maxBulk) {
+		return 0, 0, protoErr("invalid bulk length")
+	}
+	return int(n), next, nil
+}
+
+// parseMultibulk parses (or resumes parsing) the RESP array at r. It
+// returns the bytes used, or 0 when the command is incomplete.
+func (r *Reader) parseMultibulk() ([][]byte, int, error) {
+	maxArgs, maxBulk := r.limits()
+	if !r.pending {
+		line, next, err := r.line(r.r)
+		if err != nil || next < 0 {
+			return nil, 0, err
+		}
+		count, ok := parseInt(line[1:])
+		if !ok || count > int64(maxArgs) {
+			return nil, 0, protoErr("invalid multibulk length")
+		}
+		if count <= 0 {
+			return r.args, next - r.r, nil
+		}
+		r.pending = true
+		r.count, r.pos, r.total = int(count), next-r.r, 0
+		r.spans = r.spans[:0]
+	}
+	for len(r.spans) < r.count {
+		blen, start, err := r.bulkHeader(r.r+r.pos, maxBulk)
+		if err != nil || start < 0 {
+			return nil, 0, err
+		}
+		if r.total+blen > r.lim.MaxQuery {
+			return nil, 0, protoErr("query buffer limit exceeded (%d bytes)", r.lim.MaxQuery)
+		}
+		end := start + blen
+		if end+2 > r.w {
+			return nil, 0, nil
+		}
+		if r.buf[end] != '\r' || r.buf[end+1] != '\n' {
+			return nil, 0, protoErr("bulk string not terminated by CRLF")
+		}
+		r.total += blen
+		r.spans = append(r.spans, span{start - r.r, blen})
+		r.pos = end + 2 - r.r
+	}
+	r.pending = false
+	for _, s := range r.spans {
+		a := r.r + s.off
+		r.args = append(r.args, r.buf[a:a+s.n:a+s.n])
+	}
+	return r.args, r.pos, nil
+}
+
+// parseInline parses a telnet-style command line at r: arguments
+// separated by spaces, with "double" (backslash escapes) and 'single'
+// quotes. It returns the bytes used, or 0 when the line is incomplete.
+func (r *Reader) parseInline() ([][]byte, int, error) {
+	i := bytes.IndexByte(r.buf[r.r:r.w], '\n')
+	if i < 0 {
+		if r.w-r.r >= MaxInline {
+			return nil, 0, protoErr("too big inline request")
+		}
+		return nil, 0, nil
+	}
+	line := r.buf[r.r : r.r+i+1]
+	used := len(line)
 	line = bytes.TrimRight(line, "\r\n")
 	maxArgs, _ := r.limits()
 	r.arena = append(r.arena, line...)
 	// The parsed arguments are appended after the raw line; src keeps
 	// pointing at the line even if the arena moves.
 	src := r.arena[:len(line):len(line)]
-	type span struct{ off, n int }
 	var spans []span
-	i := 0
+	i = 0
 	for {
 		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
 			i++

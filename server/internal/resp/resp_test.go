@@ -82,8 +82,8 @@ func TestNoAllocationByAnnouncement(t *testing.T) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatal(err)
 	}
-	if cap(r.arena) > 1<<20 {
-		t.Fatalf("arena grew to %d bytes for a 3-byte argument", cap(r.arena))
+	if cap(r.arena) > 1<<20 || cap(r.buf) > 1<<20 {
+		t.Fatalf("buffers grew to %d + %d bytes for a 3-byte argument", cap(r.arena), cap(r.buf))
 	}
 }
 
@@ -137,4 +137,117 @@ func FuzzReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// chunkReader returns at most the next size(i) bytes per Read.
+type chunkReader struct {
+	data []byte
+	i    int
+	size func(i int) int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), len(c.data), max(1, c.size(c.i)))
+	c.i++
+	copy(p, c.data[:n])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// The same stream read whole and in pieces of every size (including one
+// byte at a time, and commands larger than the initial buffer that arrive
+// in many reads) yields the same commands and the same Offset.
+func TestReaderPieces(t *testing.T) {
+	var cmds [][][]byte
+	big := bytes.Repeat([]byte("x"), 3*initialBuffer+7)
+	many := make([][]byte, 20000)
+	for i := range many {
+		many[i] = []byte(fmt.Sprintf("item%d", i))
+	}
+	cmds = append(cmds, [][]byte{[]byte("SET"), []byte("k"), big})
+	cmds = append(cmds, append([][]byte{[]byte("BF.MADD"), []byte("k")}, many...))
+	for i := 0; i < 3000; i++ {
+		c := [][]byte{[]byte("BF.ADD"), []byte("key"), []byte(strings.Repeat("v", i%97))}
+		cmds = append(cmds, c)
+	}
+	cmds = append(cmds, [][]byte{[]byte("")}, [][]byte{[]byte("PING"), big[:initialBuffer-20]})
+	var stream []byte
+	for _, c := range cmds {
+		stream = AppendCommand(stream, c)
+	}
+	stream = append(stream, "PING  a\r\n"...)
+	want := append(cmds, [][]byte{[]byte("PING"), []byte("a")})
+	for name, size := range map[string]func(int) int{
+		"whole":   func(int) int { return len(stream) },
+		"1 byte":  func(int) int { return 1 },
+		"7 bytes": func(int) int { return 7 },
+		"varied":  func(i int) int { return (i*7919)%9000 + 1 },
+		"4 KiB":   func(int) int { return 4096 },
+	} {
+		r := NewReader(&chunkReader{data: stream, size: size}, Limits{})
+		for i, w := range want {
+			got, err := r.ReadCommand()
+			if err != nil {
+				t.Fatalf("%s: command %d: %v", name, i, err)
+			}
+			if len(got) != len(w) {
+				t.Fatalf("%s: command %d: %d arguments, want %d", name, i, len(got), len(w))
+			}
+			for j := range w {
+				if !bytes.Equal(got[j], w[j]) {
+					t.Fatalf("%s: command %d argument %d differs", name, i, j)
+				}
+			}
+		}
+		if _, err := r.ReadCommand(); err != io.EOF {
+			t.Fatalf("%s: after the stream: %v, want EOF", name, err)
+		}
+		if r.Offset != int64(len(stream)) {
+			t.Fatalf("%s: Offset %d, want %d", name, r.Offset, len(stream))
+		}
+		if cap(r.buf) > bigBuffer {
+			t.Fatalf("%s: drained buffer kept %d bytes", name, cap(r.buf))
+		}
+	}
+}
+
+// repeatReader serves the same bytes forever.
+type repeatReader struct {
+	data []byte
+	off  int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.data[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.data)
+	}
+	return n, nil
+}
+
+// Reading pipelined BF.MADD commands of 100 items allocates nothing once
+// the buffers have grown.
+func TestReadCommandAllocs(t *testing.T) {
+	args := [][]byte{[]byte("BF.MADD"), []byte("bench:bf")}
+	for i := 0; i < 100; i++ {
+		args = append(args, []byte(fmt.Sprintf("%012d", i*7777)))
+	}
+	r := NewReader(&repeatReader{data: AppendCommand(nil, args)}, Limits{})
+	for i := 0; i < 100; i++ {
+		r.ReadCommand()
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		got, err := r.ReadCommand()
+		if err != nil || len(got) != 102 || !bytes.Equal(got[101], args[101]) {
+			t.Fatalf("read %d args, %v", len(got), err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%.2f allocations per command, want 0", allocs)
+	}
 }
