@@ -60,6 +60,13 @@ type AllocOptions struct {
 	// each level's false positives measured on a pilot run), each floored
 	// at MinWeight. CacheBytes and HotBytes are then ignored.
 	Weights [NumLevels]float64
+	// Probes is the number of filters a lookup of a missing key consults
+	// on each level: 1 for L1-L6 (one table per level covers a key), the
+	// number of L0 sublevels whose tables overlap the key for L0. The
+	// cost of a level is Probes[i]·Weights[i]·p_i. Zero entries mean 1
+	// (all zero: every level probed once, the historical model). A pilot
+	// run measures it as filter checks per lookup ([PilotCounts]).
+	Probes [NumLevels]float64
 	// Family is the filter written on every filtered level: BlockedBloom
 	// (the zero value counts as BlockedBloom) or Ribbon.
 	Family Family
@@ -72,7 +79,9 @@ type Plan struct {
 	// Specs is the filter of each level, for Apply.
 	Specs [NumLevels]Spec
 	// Weights is the cost of one false positive on each level (the
-	// modelled probability that it reads an uncached block).
+	// modelled or measured probability that it reads an uncached block),
+	// after the MinWeight floor. The allocator's per-level weight is
+	// this times AllocOptions.Probes[i].
 	Weights [NumLevels]float64
 	// Monkey is the allocator's result, one entry per level (L0 first).
 	Monkey monkey.Allocation
@@ -151,12 +160,17 @@ func MissCosts(levels [NumLevels]LevelInfo, cacheBytes, hotBytes uint64, minWeig
 
 // Allocate splits the filter budget across levels with monkey.Optimize,
 // minimising the expected number of uncached block reads per lookup of a
-// missing key, Σ w_i·p_i, where p_i is level i's FPR (from the family's
-// model) and w_i from MissCosts (or 1 for every level if CacheBytes is 0).
-// Every table of a level is probed once per lookup (one table per level for
-// L1-L6; L0's sublevels are counted as one level here, a small error since
-// L0 is small). Levels without keys get the spec of the next larger
-// non-empty level, so tables that later land there still have filters.
+// missing key, Σ t_i·w_i·p_i, where p_i is level i's FPR (from the family's
+// model), w_i the cost of a false positive (o.Weights if given, typically
+// PilotCounts.Weights from a pilot run; else MissCosts; else 1 for every
+// level if CacheBytes is 0) and t_i the filters probed per lookup
+// (o.Probes, default 1: one table per level for L1-L6; L0's sublevels each
+// hold part of L0's keys and are all probed, so t_0 is about the sublevel
+// count). With the textbook model the optimum is p_i ∝ n_i/(t_i·w_i): a
+// level's FPR grows with its size and shrinks with how often its false
+// positives cost a read. Levels without keys get the spec of the next
+// larger non-empty level, so tables that later land there still have
+// filters.
 func Allocate(levels [NumLevels]LevelInfo, o AllocOptions) (Plan, error) {
 	if !(o.BitsPerKey > 0 && o.BitsPerKey <= MaxBitsPerKey) {
 		return Plan{}, fmt.Errorf("pebblefilter: allocate: bits per key %v outside (0, %d]: %w", o.BitsPerKey, MaxBitsPerKey, bloomery.ErrInvalidParams)
@@ -211,9 +225,18 @@ func Allocate(levels [NumLevels]LevelInfo, o AllocOptions) (Plan, error) {
 		}
 		plan.Weights = MissCosts(levels, o.CacheBytes, hot, o.MinWeight)
 	}
+	for i, t := range o.Probes {
+		if !(t >= 0 && t <= 64) {
+			return Plan{}, fmt.Errorf("pebblefilter: allocate: %v probes on L%d outside [0, 64]: %w", t, i, bloomery.ErrInvalidParams)
+		}
+	}
 	ml := make([]monkey.Level, NumLevels)
 	for i, l := range levels {
-		ml[i] = monkey.Level{Keys: float64(l.Keys), Weight: plan.Weights[i]}
+		probes := o.Probes[i]
+		if probes == 0 {
+			probes = 1
+		}
+		ml[i] = monkey.Level{Keys: float64(l.Keys), Weight: probes * plan.Weights[i]}
 		if o.Workload == Get && i == NumLevels-1 {
 			ml[i].NoFilter = true
 		}
@@ -244,4 +267,54 @@ func Allocate(levels [NumLevels]LevelInfo, o AllocOptions) (Plan, error) {
 		plan.Specs[NumLevels-1] = Spec{}
 	}
 	return plan, nil
+}
+
+// PilotCounts are per-level counts from a pilot run of missing-key lookups
+// on a database whose filters are in place (typically the uniform
+// configuration the allocation will replace): how many filters were
+// checked, how many answered "may contain" (on a missing key, every one
+// is a false positive), and how many data blocks were read from storage
+// because of them (block-cache misses; count them with a vfs.FS wrapper).
+type PilotCounts struct {
+	Lookups        int64
+	Checks         [NumLevels]int64
+	FalsePositives [NumLevels]int64
+	DataReads      [NumLevels]int64
+}
+
+// Weights returns the measured cost of a false positive on each level,
+// DataReads/FalsePositives: the probability that a false positive there
+// misses the block cache and reads a data block. This is the quantity the
+// cache model of [MissCosts] guesses, measured instead, so the allocation
+// follows what the cache really holds under the workload (for example,
+// that small levels' blocks stay cached because false positives keep
+// touching them, while a level of moderate size loses its blocks to the
+// last level's). A level with no false positives in the pilot has no
+// evidence and gets weight 1 (the pessimistic textbook cost). The result
+// is clamped to [0, 1]; Allocate applies MinWeight. Relative error: a
+// level with F false positives and weight w has standard error about
+// sqrt(w(1-w)/F), so the pilot needs a few thousand false positives on
+// the levels that matter (about 5,000 per level at 500,000 lookups and
+// 1 % FPR).
+func (c PilotCounts) Weights() (w [NumLevels]float64) {
+	for i := range w {
+		w[i] = 1
+		if c.FalsePositives[i] > 0 {
+			w[i] = min(1, max(0, float64(c.DataReads[i])/float64(c.FalsePositives[i])))
+		}
+	}
+	return w
+}
+
+// Probes returns the filter checks per lookup on each level (L0: about
+// the number of its sublevels; levels without tables: 0, which Allocate
+// reads as 1). Zero Lookups gives all zeros.
+func (c PilotCounts) Probes() (t [NumLevels]float64) {
+	if c.Lookups <= 0 {
+		return t
+	}
+	for i := range t {
+		t[i] = float64(c.Checks[i]) / float64(c.Lookups)
+	}
+	return t
 }

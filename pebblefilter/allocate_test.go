@@ -182,3 +182,67 @@ func TestAllocateExplicitWeights(t *testing.T) {
 		t.Fatal("weight 2 accepted")
 	}
 }
+
+// TestPilotWeights: counts from a pilot become weights (reads per false
+// positive) and probes (checks per lookup); a level whose false positives
+// never miss the cache gets the MinWeight floor and fewer bits than a
+// level of the same size whose false positives always miss.
+func TestPilotWeights(t *testing.T) {
+	c := PilotCounts{
+		Lookups:        1000,
+		Checks:         [NumLevels]int64{2000, 0, 0, 1000, 1000, 1000, 1000},
+		FalsePositives: [NumLevels]int64{20, 0, 0, 10, 10, 10, 10},
+		DataReads:      [NumLevels]int64{1, 0, 0, 0, 5, 10, 7},
+	}
+	w := c.Weights()
+	want := [NumLevels]float64{0.05, 1, 1, 0, 0.5, 1, 0.7}
+	for i := range w {
+		if math.Abs(w[i]-want[i]) > 1e-12 {
+			t.Fatalf("weights %v, want %v", w, want)
+		}
+	}
+	p := c.Probes()
+	if p != ([NumLevels]float64{2, 0, 0, 1, 1, 1, 1}) {
+		t.Fatalf("probes %v", p)
+	}
+	if (PilotCounts{}).Probes() != ([NumLevels]float64{}) {
+		t.Fatal("no lookups: want zero probes")
+	}
+
+	// Equal-sized L4 and L5: L4's false positives are free, L5's cost a read.
+	eq := shape
+	eq[4] = eq[5]
+	plan, err := Allocate(eq, AllocOptions{BitsPerKey: 10, Weights: [NumLevels]float64{1, 1, 1, 1, 0, 1, 1}, MinWeight: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Weights[4] != 0.01 || plan.Specs[4].BitsPerKey >= plan.Specs[5].BitsPerKey-3 {
+		t.Fatalf("weights %v, specs %v", plan.Weights, plan.Specs)
+	}
+}
+
+// TestAllocateProbes: probing a level twice per lookup doubles the cost of
+// its false positives, so it gets more bits (textbook: log2(2)/ln2 ≈ 1.44
+// more); the budget is unchanged; out-of-range probe counts are rejected.
+func TestAllocateProbes(t *testing.T) {
+	one, err := Allocate(shape, AllocOptions{BitsPerKey: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := Allocate(shape, AllocOptions{BitsPerKey: 10, Probes: [NumLevels]float64{1, 1, 1, 1, 1, 2, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := two.Specs[5].BitsPerKey - one.Specs[5].BitsPerKey
+	if d < 1 || d > 2 {
+		t.Fatalf("L5 probed twice: %v bits/key more (%v vs %v)", d, two.Specs[5], one.Specs[5])
+	}
+	if math.Abs(spent(t, two)-spent(t, one)) > 0.01*spent(t, one) {
+		t.Fatalf("budgets differ: %v vs %v", spent(t, two), spent(t, one))
+	}
+	for _, bad := range []float64{-1, 65, math.NaN()} {
+		if _, err := Allocate(shape, AllocOptions{BitsPerKey: 10, Probes: [NumLevels]float64{bad}}); err == nil {
+			t.Errorf("probes %v accepted", bad)
+		}
+	}
+}

@@ -55,9 +55,10 @@ var (
 	warmFlag    = flag.Int("warmup", 100_000, "warm-up lookups after each open (not measured)")
 	runsFlag    = flag.Int("runs", 3, "runs per configuration and cache size (latency is the median)")
 	cachesFlag  = flag.String("caches", "4,16,64", "block cache sizes in MiB")
-	configsFlag = flag.String("configs", "none,pebble-bloom10,bloom10,monkey,ribbon-l6,monkey-get", "configurations to run")
+	configsFlag = flag.String("configs", "none,pebble-bloom10,bloom10,monkey,monkey-pilot,ribbon-l6,monkey-get", "configurations to run")
 	latFlag     = flag.String("latency-caches", "4,16,64", "cache sizes (MiB) measured -runs times; the others run once (counts are deterministic, only latency needs repeats)")
 	bitsFlag    = flag.Float64("bits", 10, "bits per key of the uniform configurations and the budget of the allocated ones")
+	minWFlag    = flag.Float64("min-weight", 0.01, "floor of the pilot-measured weights (monkey-pilot)")
 )
 
 const (
@@ -79,7 +80,8 @@ func splitmix(x uint64) uint64 {
 }
 
 // genKey writes key i of a stream: 16 pseudo-random bytes. Streams:
-// 0 present keys, 1 and 2 missing keys (phases, warm-up). A collision
+// 0 present keys, 1 and 2 missing keys (phases, warm-up), 3 and 4 missing
+// keys of pilot runs (phases, warm-up). A collision
 // between streams has probability about 2^-100.
 func genKey(dst []byte, stream, i uint64) []byte {
 	a := splitmix(stream<<58 ^ i)
@@ -196,6 +198,16 @@ func configs() map[string]config {
 		}, describe: func(c uint64) string {
 			p, _ := allocate(c, pebblefilter.Seek)
 			return fmt.Sprintf("%s (weights %.2f)", specsString(p.Specs), p.Weights)
+		}},
+		"monkey-pilot": {name: "ours monkey (pilot-measured weights)", perCache: true, apply: func(o *pebble.Options, c uint64) error {
+			p, err := pilotPlan(c)
+			if err != nil {
+				return err
+			}
+			return pebblefilter.Apply(o, p.plan.Specs)
+		}, describe: func(c uint64) string {
+			p, _ := pilotPlan(c)
+			return fmt.Sprintf("%s (measured weights %.3f, probes %.2f)", specsString(p.plan.Specs), p.plan.Weights, p.probes)
 		}},
 		"monkey-get": {name: "ours monkey, Get mode", perCache: true, getOnly: true, apply: func(o *pebble.Options, c uint64) error {
 			p, err := allocate(c, pebblefilter.Get)
@@ -339,12 +351,37 @@ type runResult struct {
 
 var phaseNames = [4]string{"Get miss", "Seek+L6 miss", "Get hit", "Seek+L6 hit"}
 
-func measure(dir string, d *dataset, cfg config, cacheBytes uint64) (runResult, error) {
+// keyStreams selects the lookup keys of a run: measured runs and pilot
+// runs use disjoint missing keys and different draws of present keys.
+type keyStreams struct {
+	missing, warm uint64 // genKey streams of missing keys
+	presentSalt   uint64
+}
+
+var (
+	measuredKeys = keyStreams{missing: 1, warm: 2, presentSalt: 0x13198a2e03707344}
+	pilotKeys    = keyStreams{missing: 3, warm: 4, presentSalt: 0xa4093822299f31d0}
+)
+
+// measure opens the database in dir with a fresh block cache and runs the
+// warm-up and the four phases. A pilot run uses pilotKeys, wraps the
+// Bloomery reader policies to count filter checks and positives per level,
+// and skips the present-key phases.
+func measure(dir string, d *dataset, cfg config, cacheBytes uint64, pilot bool) (runResult, error) {
 	var res runResult
 	fs := &countingFS{FS: vfs.Default}
 	o := baseOptions()
 	if err := cfg.apply(o, cacheBytes); err != nil {
 		return res, err
+	}
+	ks := measuredKeys
+	if pilot {
+		ks = pilotKeys
+		for name, pol := range o.Filters {
+			if name == pebblefilter.BloomName || name == pebblefilter.RibbonName {
+				o.Filters[name] = &countingPolicy{FilterPolicy: pol, fs: fs}
+			}
+		}
 	}
 	o.FS = fs
 	c := pebble.NewCache(int64(cacheBytes))
@@ -376,7 +413,7 @@ func measure(dir string, d *dataset, cfg config, cacheBytes uint64) (runResult, 
 
 	var kb []byte
 	n := uint64(*keysFlag)
-	present := func(j uint64) []byte { return genKey(kb, 0, splitmix(j^0x13198a2e03707344)%n) }
+	present := func(j uint64) []byte { return genKey(kb, 0, splitmix(j^ks.presentSalt)%n) }
 	// Warm-up: Gets of present keys and seeks of missing keys.
 	it, err := db.NewIter(&pebble.IterOptions{UseL6Filters: true})
 	if err != nil {
@@ -388,7 +425,7 @@ func measure(dir string, d *dataset, cfg config, cacheBytes uint64) (runResult, 
 				cl.Close()
 			}
 		} else {
-			it.SeekPrefixGE(genKey(kb, 2, j))
+			it.SeekPrefixGE(genKey(kb, ks.warm, j))
 		}
 	}
 	lat := make([]int64, max(*missingFlag, *presentFlag))
@@ -398,7 +435,7 @@ func measure(dir string, d *dataset, cfg config, cacheBytes uint64) (runResult, 
 		if ph >= 2 {
 			ops = np
 		}
-		if cfg.getOnly && ph%2 == 1 {
+		if cfg.getOnly && ph%2 == 1 || pilot && ph >= 2 {
 			continue
 		}
 		m0, io0 := db.Metrics(), fs.c.snap()
@@ -406,9 +443,9 @@ func measure(dir string, d *dataset, cfg config, cacheBytes uint64) (runResult, 
 			var key []byte
 			switch ph {
 			case 0:
-				key = genKey(kb, 1, j)
+				key = genKey(kb, ks.missing, j)
 			case 1:
-				key = genKey(kb, 1, nm+j)
+				key = genKey(kb, ks.missing, nm+j)
 			default:
 				key = present(uint64(ph)<<32 + j)
 			}
@@ -489,6 +526,7 @@ func main() {
 	}
 	start := time.Now()
 	d := newDataset(*keysFlag)
+	benchDir, benchData = dir, d
 	out := os.Stdout
 	fmt.Fprintf(out, "## Run\n\n`go run ./bench %s` (Go %s, %s), %d keys of %d bytes with %d-byte values, %d missing and %d present lookups per phase, %d warm-up lookups, %d runs per cell.\n\n",
 		strings.Join(os.Args[1:], " "), strings.TrimPrefix(runtimeVersion(), "go"), hostDescription(), *keysFlag, keyLen, valueLen, *missingFlag, *presentFlag, *warmFlag, *runsFlag)
@@ -527,7 +565,7 @@ func main() {
 				}
 				for r := range runs {
 					t1 := time.Now()
-					res, err := measure(db, d, cfg, c)
+					res, err := measure(db, d, cfg, c, false)
 					if err != nil {
 						log.Fatalf("%s: %v", cfg.name, err)
 					}
@@ -544,6 +582,7 @@ func main() {
 			}
 		}
 	}
+	printPilots(out, caches)
 	printConfigs(out, cfgs, caches, cells)
 	for _, c := range caches {
 		var rows []row
@@ -613,18 +652,36 @@ func printShape(out *os.File, r runResult) {
 }
 
 func printConfigs(out *os.File, cfgs []config, caches []uint64, cells []cellView) {
-	fmt.Fprintf(out, "## Configurations and filter memory\n\nFilter KiB per level (bits per key in parentheses), from the tables' FilterSize property.\n\n| configuration | cache MiB | L0 | L3 | L4 | L5 | L6 | total KiB (bits/key) |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(out, "## Configurations and filter memory\n\nFilter KiB per level (bits per key in parentheses), from the tables' FilterSize property; the last column compares the total with ours uniform's (the allocated configurations must spend the same memory: within 1 %%).\n\n| configuration | cache MiB | L0 | L3 | L4 | L5 | L6 | total KiB (bits/key) | vs uniform |\n|---|---|---|---|---|---|---|---|---|\n")
+	total := func(r runResult) (tot, keys uint64) {
+		for _, s := range r.levels {
+			tot += s.filterBy
+			keys += s.keys
+		}
+		return tot, keys
+	}
+	var uniTotal uint64
+	for _, c := range cells {
+		if c.cfg.name == configs()["bloom10"].name {
+			uniTotal, _ = total(c.runs[0])
+		}
+	}
 	for _, c := range cells {
 		r := c.runs[0]
 		var cols []string
-		var tot, keys uint64
 		for _, l := range []int{0, 3, 4, 5, 6} {
 			s := r.levels[l]
 			cols = append(cols, fmt.Sprintf("%.1f (%.2f)", float64(s.filterBy)/1024, 8*float64(s.filterBy)/float64(max(1, s.keys))))
 		}
-		for _, s := range r.levels {
-			tot += s.filterBy
-			keys += s.keys
+		tot, keys := total(r)
+		vs := "-"
+		if uniTotal > 0 {
+			d := float64(tot)/float64(uniTotal) - 1
+			vs = fmt.Sprintf("%+.2f%%", 100*d)
+			if c.cfg.perCache && !c.cfg.getOnly && math.Abs(d) > 0.01 {
+				vs += " (NOT EQUAL)"
+				log.Printf("%s at %d MiB: filter memory %d bytes vs uniform %d: not equal", c.cfg.name, c.cache>>20, tot, uniTotal)
+			}
 		}
 		cache := "all"
 		if c.cfg.perCache {
@@ -632,7 +689,7 @@ func printConfigs(out *os.File, cfgs []config, caches []uint64, cells []cellView
 		} else if c.cache != caches[0] {
 			continue
 		}
-		fmt.Fprintf(out, "| %s | %s | %s | %.1f (%.2f) |\n", c.cfg.name, cache, strings.Join(cols, " | "), float64(tot)/1024, 8*float64(tot)/float64(keys))
+		fmt.Fprintf(out, "| %s | %s | %s | %.1f (%.2f) | %s |\n", c.cfg.name, cache, strings.Join(cols, " | "), float64(tot)/1024, 8*float64(tot)/float64(keys), vs)
 	}
 	fmt.Fprintf(out, "\n")
 	for _, cfg := range cfgs {
