@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -162,6 +165,16 @@ func TestReaderRejectsWrongReplies(t *testing.T) {
 
 func TestHelpers(t *testing.T) {
 	ks := newKeyspace(1000)
+	for _, v := range []int{0, 1, 9, 10, 99, 100, 12345, 999, 500000} {
+		var b [itemLen]byte
+		if putItem(b[:], uint64(v)); v < ks.n && string(b[:]) != string(ks.item(v)) {
+			t.Fatalf("putItem(%d) = %q, want %q", v, b, ks.item(v))
+		}
+	}
+	var big [itemLen]byte
+	if putItem(big[:], 987654321012); string(big[:]) != "987654321012" {
+		t.Fatalf("putItem: %q", big)
+	}
 	if string(ks.item(0)) != "000000000000" || string(ks.item(999)) != "000000000999" {
 		t.Fatalf("items %q %q", ks.item(0), ks.item(999))
 	}
@@ -191,3 +204,56 @@ func TestHelpers(t *testing.T) {
 }
 
 func bufioReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
+
+// A pipeline sent from a template is byte for byte what encoding every
+// unit would send, with the items drawn in the same order, for every shape
+// and for short last pipelines.
+func TestTemplateMatchesEncoding(t *testing.T) {
+	ks := newKeyspace(1000)
+	for name, o := range ops(100) {
+		tpl := newTemplate(o, 8)
+		if tpl == nil {
+			t.Fatalf("%s: no template", name)
+		}
+		r1 := rand.New(rand.NewPCG(5, 9))
+		r2 := rand.New(rand.NewPCG(5, 9))
+		items := make([][]byte, o.Items)
+		for _, k := range []int{8, 3, 8, 1} {
+			var want []byte
+			for u := 0; u < k; u++ {
+				for j := range items {
+					items[j] = ks.item(r1.IntN(ks.n))
+				}
+				want = o.add(want, items)
+			}
+			if got := tpl.fill(k, ks, r2); !bytes.Equal(got, want) {
+				t.Fatalf("%s, %d units: template sends\n%q\nwant\n%q", name, k, got, want)
+			}
+		}
+	}
+}
+
+// The fast paths of readBools accept exactly what the general parser
+// accepts, whatever the buffering.
+func TestReadBoolsFastPath(t *testing.T) {
+	var in strings.Builder
+	in.WriteString("*100\r\n")
+	for i := 0; i < 100; i++ {
+		in.WriteString([]string{":0\r\n", ":1\r\n"}[i%2])
+	}
+	for _, size := range []int{16, 17, 64, 4096} {
+		r := &reader{br: bufio.NewReaderSize(iotest.HalfReader(strings.NewReader(in.String())), size)}
+		if err := readBools(r, 100, false); err != nil {
+			t.Fatalf("buffer %d: %v", size, err)
+		}
+		r = &reader{br: bufio.NewReaderSize(strings.NewReader(in.String()), size)}
+		if err := readBools(r, 100, true); err == nil {
+			t.Fatalf("buffer %d: a 0 passed the must-be-1 check", size)
+		}
+	}
+	bad := strings.Replace(in.String(), ":1\r\n", ":2\r\n", 1)
+	r := &reader{br: bufioReader(bad)}
+	if err := readBools(r, 100, false); err == nil {
+		t.Fatal(":2 accepted inside an array")
+	}
+}

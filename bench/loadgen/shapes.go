@@ -69,7 +69,16 @@ func appendKeyed(b []byte, name string, key []byte, items [][]byte) []byte {
 }
 
 // readBool reads an integer reply that must be 0 or 1 (1 when must1).
+// The common reply (":0\r\n" or ":1\r\n", already buffered) is checked in
+// place; anything else goes through the general parser, which reports it.
 func readBool(r *reader, must1 bool) error {
+	if r.br.Buffered() >= 4 {
+		b, _ := r.br.Peek(4)
+		if simpleBool(b, must1) {
+			r.br.Discard(4)
+			return nil
+		}
+	}
 	v, err := r.integer()
 	if err != nil {
 		return err
@@ -89,12 +98,31 @@ func readBools(r *reader, n int, must1 bool) error {
 	if m != n {
 		return fmt.Errorf("array of %d replies for %d items", m, n)
 	}
-	for i := 0; i < n; i++ {
-		if err := readBool(r, must1); err != nil {
-			return fmt.Errorf("element %d: %w", i, err)
+	for i := 0; i < n; {
+		// Check every whole element already buffered in one pass.
+		k := min(n-i, r.br.Buffered()/4)
+		b, _ := r.br.Peek(4 * k)
+		j := 0
+		for j < k && simpleBool(b[4*j:4*j+4], must1) {
+			j++
+		}
+		r.br.Discard(4 * j)
+		i += j
+		if i < n {
+			// The next element is not buffered whole (readBool waits for
+			// it) or is not a plain 0/1 (readBool reports it).
+			if err := readBool(r, must1); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
+			}
+			i++
 		}
 	}
 	return nil
+}
+
+// simpleBool reports whether b is ":1\r\n", or ":0\r\n" when !must1.
+func simpleBool(b []byte, must1 bool) bool {
+	return b[0] == ':' && b[2] == '\r' && b[3] == '\n' && (b[1] == '1' || b[1] == '0' && !must1)
 }
 
 var one = []byte("1")
