@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -95,8 +96,18 @@ func (c *conn) serve() {
 // client's last logged command. If the log cannot be made durable the
 // replies are dropped and the connection closed: nothing is acknowledged
 // that could be lost.
+//
+// Before writing the log itself, the connection yields once to the other
+// runnable goroutines: connections whose pipelines are ready run their
+// commands meanwhile and append to the same log buffer, so one write (and
+// one fsync under "always") covers them all, and those that run after it
+// find their commands covered and issue no log system call. The reply
+// still waits for the log: durability is unchanged.
 func (c *conn) flush() bool {
 	if c.cc.LogOff > c.logged {
+		if !c.s.aof.Covered(c.cc.LogOff) {
+			runtime.Gosched()
+		}
 		if err := c.s.aof.Flush(c.cc.LogOff); err != nil {
 			c.s.log.Error("append-only log write failed; dropping unacknowledged replies", "client", c.cc.Addr, "err", err)
 			c.cc.W.Reset()

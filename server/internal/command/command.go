@@ -87,8 +87,14 @@ type Conn struct {
 	// reader's pre-auth limits).
 	OnAuth  func()
 	nameBuf [32]byte
-	tick    uint32
-	ctx     Ctx
+	// last caches the spec of the previous command and its name as sent
+	// (lastName[:lastLen]): a pipeline usually repeats one command, and
+	// comparing the bytes is cheaper than the table lookup.
+	last     *Spec
+	lastName [32]byte
+	lastLen  int
+	tick     uint32
+	ctx      Ctx
 }
 
 // TimingSample: one command in TimingSample per connection is timed for
@@ -242,8 +248,15 @@ func lowerInto(buf []byte, b []byte) []byte {
 
 // Exec runs one command and writes its reply to c.W.
 func (e *Env) Exec(c *Conn, args [][]byte) {
-	name := lowerInto(c.nameBuf[:], args[0])
-	spec := table[string(name)]
+	var spec *Spec
+	if c.last != nil && string(args[0]) == string(c.lastName[:c.lastLen]) {
+		spec = c.last
+	} else {
+		spec = table[string(lowerInto(c.nameBuf[:], args[0]))]
+		if spec != nil && len(args[0]) <= len(c.lastName) {
+			c.last, c.lastLen = spec, copy(c.lastName[:], args[0])
+		}
+	}
 	w := c.W
 	if spec == nil {
 		w.Error(unknownCommand(args))

@@ -189,6 +189,10 @@ func (l *Log) Flush(upto int64) error {
 	return l.syncLocked(fsync)
 }
 
+// Covered reports whether Flush(upto) would return at once: the log is
+// already written (and, for Always, fsynced) up to offset upto.
+func (l *Log) Covered(upto int64) bool { return l.reached(upto, l.policy == Always) }
+
 // reached reports whether the log is written (and fsynced, with fsync) up to
 // offset upto.
 func (l *Log) reached(upto int64, fsync bool) bool {
