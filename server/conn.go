@@ -79,7 +79,6 @@ func (c *conn) serve() {
 			continue
 		}
 		s.env.Exec(c.cc, args)
-		s.totalCommands.Add(1)
 		if c.cc.Close {
 			c.flush()
 			return
@@ -104,6 +103,7 @@ func (c *conn) serve() {
 // find their commands covered and issue no log system call. The reply
 // still waits for the log: durability is unchanged.
 func (c *conn) flush() bool {
+	c.s.env.FlushStats(c.cc)
 	if c.cc.LogOff > c.logged {
 		if !c.s.aof.Covered(c.cc.LogOff) {
 			runtime.Gosched()

@@ -67,7 +67,7 @@ func (h hooks) Info(section string) string {
 		f("aof_generation", s.aof.Gen())
 	case "stats":
 		f("total_connections_received", s.totalConns.Load())
-		f("total_commands_processed", s.totalCommands.Load())
+		f("total_commands_processed", s.env.TotalCommands.Load())
 		f("rejected_connections", s.rejectedConns.Load())
 		f("loaded_keys", s.loadedKeys)
 		f("replayed_commands", s.loadedCommands)

@@ -86,7 +86,6 @@ type Server struct {
 	started        time.Time
 	totalConns     atomic.Uint64
 	rejectedConns  atomic.Uint64
-	totalCommands  atomic.Uint64
 	saveMu         sync.Mutex
 	saving         atomic.Bool
 	lastSave       atomic.Int64
@@ -180,6 +179,7 @@ func (s *Server) load() error {
 		return nil
 	}, s.log)
 	s.env.Replaying = false
+	s.env.FlushStats(rc)
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

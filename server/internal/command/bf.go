@@ -283,8 +283,14 @@ func (x *Ctx) bfAddMany(b keyspace.Bloom, items [][]byte) bool {
 		n++
 	}
 	x.W.Array(n)
-	for i := 0; i < done; i++ {
-		x.W.Bool(res[i/64]&(1<<(i%64)) != 0)
+	var block [64]bool
+	for base := 0; base < done; base += len(block) {
+		m := min(done-base, len(block))
+		for j := range m {
+			i := base + j
+			block[j] = res[i/64]&(1<<(i%64)) != 0
+		}
+		x.W.Bools(block[:m])
 	}
 	if errText != "" {
 		x.W.Error(errText)
@@ -420,8 +426,8 @@ func bfMExists(x *Ctx) bool {
 			if !ok {
 				negatives++
 			}
-			x.W.Bool(ok)
 		}
+		x.W.Bools(buf[:n])
 		items = items[n:]
 	}
 	// One atomic add per command: the counter is shared by every

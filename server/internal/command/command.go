@@ -64,6 +64,10 @@ type Env struct {
 	// the memory gate is off.
 	Replaying bool
 	Started   time.Time
+	// TotalCommands counts every command run (INFO
+	// total_commands_processed), flushed from the connections' local
+	// counts like the per-command Stats.
+	TotalCommands atomic.Uint64
 
 	statsOnce sync.Once
 	stats     []Stats
@@ -93,8 +97,13 @@ type Conn struct {
 	last     *Spec
 	lastName [32]byte
 	lastLen  int
-	tick     uint32
-	ctx      Ctx
+	// pending counts calls of one command not yet added to its Stats
+	// (see FlushStats).
+	pending      *Stats
+	pendingCalls uint64
+	pendingTotal uint64 // every command, for TotalCommands
+	tick         uint32
+	ctx          Ctx
 }
 
 // TimingSample: one command in TimingSample per connection is timed for
@@ -246,6 +255,21 @@ func lowerInto(buf []byte, b []byte) []byte {
 	return out
 }
 
+// FlushStats adds the calls connection c counted locally to the shared
+// per-command counters and TotalCommands. The connection calls it before sending
+// replies, so every acknowledged command is counted; Exec calls it before
+// a command other than the one being counted, so a connection's own INFO
+// and CONFIG RESETSTAT see its earlier commands.
+func (e *Env) FlushStats(c *Conn) {
+	if c.pending != nil && c.pendingCalls > 0 {
+		c.pending.calls.Add(c.pendingCalls)
+	}
+	if c.pendingTotal > 0 {
+		e.TotalCommands.Add(c.pendingTotal)
+	}
+	c.pending, c.pendingCalls, c.pendingTotal = nil, 0, 0
+}
+
 // Exec runs one command and writes its reply to c.W.
 func (e *Env) Exec(c *Conn, args [][]byte) {
 	var spec *Spec
@@ -259,11 +283,16 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	}
 	w := c.W
 	if spec == nil {
+		c.pendingTotal++
 		w.Error(unknownCommand(args))
 		return
 	}
 	e.initStats()
 	st := &e.stats[spec.index]
+	if c.pending != st {
+		e.FlushStats(c)
+	}
+	c.pendingTotal++
 	if e.Password != "" && !c.Authed && spec.Flags&fNoAuth == 0 {
 		w.Error(errNoAuth)
 		return
@@ -323,7 +352,14 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	if timed {
 		st.hist.Observe(time.Since(start))
 	}
-	st.calls.Add(1)
+	// Count the call locally while the connection repeats the command;
+	// the shared counter (contended by every connection) is updated when
+	// the command changes or the connection flushes its replies.
+	if c.pending != st {
+		e.FlushStats(c)
+		c.pending = st
+	}
+	c.pendingCalls++
 	if x.failed {
 		st.errors.Add(1)
 	}

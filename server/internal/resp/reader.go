@@ -292,25 +292,52 @@ func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 		r.count, r.pos, r.total = int(count), next-r.r, 0
 		r.spans = r.spans[:0]
 	}
-	for len(r.spans) < r.count {
-		blen, start, err := r.bulkHeader(r.r+r.pos, maxBulk)
-		if err != nil || start < 0 {
-			return nil, 0, err
+	// The loop works on locals and stores the state back only when it
+	// stops: this is the per-argument hot path of every command.
+	buf, base := r.buf[:r.w], r.r
+	pos, total, spans, count := base+r.pos, r.total, r.spans, r.count
+	maxQuery := r.lim.MaxQuery
+	for len(spans) < count {
+		// Fast path: "$<digits>\r\n" with the whole header buffered.
+		blen, start := 0, -1
+		if pos < len(buf) && buf[pos] == '$' {
+			q, v := pos+1, 0
+			for q < len(buf) && q-pos <= 10 {
+				c := buf[q]
+				if c < '0' || c > '9' {
+					break
+				}
+				v = v*10 + int(c-'0')
+				q++
+			}
+			if q > pos+1 && q+1 < len(buf) && buf[q] == '\r' && buf[q+1] == '\n' && v <= maxBulk {
+				blen, start = v, q+2
+			}
 		}
-		if r.total+blen > r.lim.MaxQuery {
-			return nil, 0, protoErr("query buffer limit exceeded (%d bytes)", r.lim.MaxQuery)
+		if start < 0 {
+			var err error
+			blen, start, err = r.bulkHeader(pos, maxBulk)
+			if err != nil || start < 0 {
+				r.pos, r.total, r.spans = pos-base, total, spans
+				return nil, 0, err
+			}
+		}
+		if total+blen > maxQuery {
+			return nil, 0, protoErr("query buffer limit exceeded (%d bytes)", maxQuery)
 		}
 		end := start + blen
-		if end+2 > r.w {
+		if end+2 > len(buf) {
+			r.pos, r.total, r.spans = pos-base, total, spans
 			return nil, 0, nil
 		}
-		if r.buf[end] != '\r' || r.buf[end+1] != '\n' {
+		if buf[end] != '\r' || buf[end+1] != '\n' {
 			return nil, 0, protoErr("bulk string not terminated by CRLF")
 		}
-		r.total += blen
-		r.spans = append(r.spans, span{start - r.r, blen})
-		r.pos = end + 2 - r.r
+		total += blen
+		spans = append(spans, span{start - base, blen})
+		pos = end + 2
 	}
+	r.pos, r.total, r.spans = pos-base, total, spans
 	r.pending = false
 	for _, s := range r.spans {
 		a := r.r + s.off

@@ -91,18 +91,21 @@ func TestWriter(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
 	w.Bool(true)
+	w.Bools([]bool{false, true})
 	w.Null()
 	w.Map(1)
 	w.Double(1.5)
 	w.Proto = 3
 	w.Bool(false)
+	w.Bools([]bool{true, false})
+	w.Bools(nil)
 	w.Null()
 	w.Map(1)
 	w.Double(1.5)
 	w.Verbatim("x")
 	w.Error("ERR a\r\nb")
 	w.Flush()
-	want := ":1\r\n$-1\r\n*2\r\n$3\r\n1.5\r\n#f\r\n_\r\n%1\r\n,1.5\r\n=5\r\ntxt:x\r\n-ERR a  b\r\n"
+	want := ":1\r\n:0\r\n:1\r\n$-1\r\n*2\r\n$3\r\n1.5\r\n#f\r\n#t\r\n#f\r\n_\r\n%1\r\n,1.5\r\n=5\r\ntxt:x\r\n-ERR a  b\r\n"
 	if buf.String() != want {
 		t.Fatalf("got %q\nwant %q", buf.String(), want)
 	}
@@ -249,5 +252,20 @@ func TestReadCommandAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%.2f allocations per command, want 0", allocs)
+	}
+}
+
+// BenchmarkReadCommand: a pipelined BF.MADD of 100 12-byte items.
+func BenchmarkReadCommand(b *testing.B) {
+	args := [][]byte{[]byte("BF.MADD"), []byte("bench:bf")}
+	for i := 0; i < 100; i++ {
+		args = append(args, []byte(fmt.Sprintf("%012d", i*7777)))
+	}
+	r := NewReader(&repeatReader{data: AppendCommand(nil, args)}, Limits{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.ReadCommand(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package resp
 
 import (
+	"encoding/binary"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -66,6 +68,25 @@ func (w *Writer) Bool(v bool) {
 		w.buf = append(w.buf, ":1\r\n"...)
 	} else {
 		w.buf = append(w.buf, ":0\r\n"...)
+	}
+}
+
+// Bools writes Bool(v) for every v, growing the buffer once: the element
+// replies of BF.MEXISTS and BF.MADD, 4 bytes each in both protocols.
+func (w *Writer) Bools(vs []bool) {
+	yes, no := uint32(':'|'1'<<8|'\r'<<16|'\n'<<24), uint32(':'|'0'<<8|'\r'<<16|'\n'<<24)
+	if w.Proto >= 3 {
+		yes, no = uint32('#'|'t'<<8|'\r'<<16|'\n'<<24), uint32('#'|'f'<<8|'\r'<<16|'\n'<<24)
+	}
+	n := len(w.buf)
+	w.buf = slices.Grow(w.buf, 4*len(vs))[:n+4*len(vs)]
+	out := w.buf[n:]
+	for i, v := range vs {
+		word := no
+		if v {
+			word = yes
+		}
+		binary.LittleEndian.PutUint32(out[4*i:], word)
 	}
 }
 
