@@ -116,10 +116,16 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 	}
 	f := &Filter{l: l, n: int(n), seed: seed, target: target, hasher: hs}
 	pr := wire.NewReader(payload, ctx+": payload")
-	f.data = pr.Uint64s(l.words(), "solution")
+	raw := pr.Bytes(8*l.words(), "solution")
 	pr.Done()
 	if err := pr.Err(); err != nil {
 		return nil, err
 	}
+	f.data = newSolution(l.words())
+	for i := range f.data {
+		f.data[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	collapseHugePages(f.data)
+	f.setKernel()
 	return f, nil
 }

@@ -122,8 +122,10 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 			tried = slots
 			if b.band(l, seed) {
 				f.l, f.n, f.seed = l, n, seed
-				f.data = make([]uint64, l.words())
+				f.data = newSolution(l.words())
 				b.backSubstitute(l, f.data)
+				collapseHugePages(f.data)
+				f.setKernel()
 				return f, nil
 			}
 		}
