@@ -78,6 +78,7 @@ func (c *conn) serve() {
 		if len(args) == 0 {
 			continue
 		}
+		c.cc.Raw = c.rd.Raw()
 		s.env.Exec(c.cc, args)
 		if c.cc.Close {
 			c.flush()

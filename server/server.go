@@ -357,9 +357,14 @@ func (s *Server) snapshot(background bool) error {
 
 type hooks struct{ s *Server }
 
-func (h hooks) Log(args [][]byte) int64 {
+func (h hooks) Log(args [][]byte, raw []byte) int64 {
 	s := h.s
-	off := s.aof.Append(args)
+	var off int64
+	if raw != nil {
+		off = s.aof.AppendRaw(raw)
+	} else {
+		off = s.aof.Append(args)
+	}
 	if size := s.aof.Size(); size > s.cfg.RewriteMinSize && size > 2*s.rewriteBase.Load() && !s.saving.Load() {
 		s.rewriteBase.Store(size) // do not trigger again while this one starts
 		go func() {

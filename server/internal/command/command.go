@@ -34,8 +34,10 @@ const (
 // Hooks are what commands need from the server around them.
 type Hooks interface {
 	// Log appends a state-changing command to the append-only log and
-	// returns the log offset just past it.
-	Log(args [][]byte) int64
+	// returns the log offset just past it. raw, when not nil, is the
+	// command's RESP encoding as the client sent it (parsing it yields
+	// args), logged as is instead of encoding args again.
+	Log(args [][]byte, raw []byte) int64
 	// PersistErr is the persistence failure that stops writes, if any.
 	PersistErr() error
 	// Info renders one INFO section (lower-case name) without its header.
@@ -87,6 +89,9 @@ type Conn struct {
 	// replies may be released once the log is durable up to there.
 	LogOff int64
 	W      *resp.Writer
+	// Raw is the current command's RESP bytes as received, or nil (see
+	// resp.Reader.Raw); set by the connection before Exec.
+	Raw []byte
 	// OnAuth is called when the client authenticates (to lift the
 	// reader's pre-auth limits).
 	OnAuth  func()
@@ -335,9 +340,9 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 			e.Store.Dirty++
 			if !e.Replaying {
 				if x.LogArgs != nil {
-					c.LogOff = e.Hooks.Log(x.LogArgs)
+					c.LogOff = e.Hooks.Log(x.LogArgs, nil)
 				} else {
-					c.LogOff = e.Hooks.Log(args)
+					c.LogOff = e.Hooks.Log(args, c.Raw)
 				}
 			}
 		}

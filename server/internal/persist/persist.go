@@ -153,6 +153,18 @@ func (l *Log) Append(args [][]byte) int64 {
 	return end
 }
 
+// AppendRaw adds one command given as its RESP array encoding (a client's
+// request as received, which replays to the same arguments) and returns
+// the log offset just past it.
+func (l *Log) AppendRaw(cmd []byte) int64 {
+	l.mu.Lock()
+	l.buf = append(l.buf, cmd...)
+	l.end += int64(len(cmd))
+	end := l.end
+	l.mu.Unlock()
+	return end
+}
+
 // Err is the first write or fsync failure; once set, the server refuses
 // writes.
 func (l *Log) Err() error {

@@ -88,3 +88,33 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// Commands appended as raw RESP bytes and as arguments replay in order to
+// the same arguments, and the offsets count both.
+func TestAppendRawReplays(t *testing.T) {
+	dir := t.TempDir()
+	l, err := OpenLog(dir, 0, Always, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := []byte("*3\r\n$6\r\nBF.ADD\r\n$1\r\nk\r\n$03\r\nabc\r\n") // a leading zero, as a client may send
+	o1 := l.AppendRaw(raw)
+	o2 := l.Append([][]byte{[]byte("CF.ADD"), []byte("c"), []byte("x")})
+	if o1 != int64(len(raw)) || o2 <= o1 {
+		t.Fatalf("offsets %d, %d", o1, o2)
+	}
+	if err := l.Flush(o2); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	st, err := Replay(dir, 0, func(args [][]byte) error {
+		got = append(got, string(bytes.Join(args, []byte(" "))))
+		return nil
+	}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil || st.Commands != 2 || len(got) != 2 || got[0] != "BF.ADD k abc" || got[1] != "CF.ADD c x" {
+		t.Fatalf("replayed %q, %+v, %v", got, st, err)
+	}
+}

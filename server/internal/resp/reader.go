@@ -86,6 +86,9 @@ type Reader struct {
 	pos     int    // offset from r of the next argument's '$' line
 	total   int    // argument bytes so far (checked against MaxQuery)
 	spans   []span // arguments parsed so far, offsets from r
+	// raw is the last multibulk command's bytes as received (nil after
+	// an inline command).
+	raw []byte
 	// Offset counts bytes consumed by complete commands (used by log replay
 	// to find the end of the last whole command).
 	Offset int64
@@ -131,6 +134,12 @@ func (r *Reader) limits() (maxArgs, maxBulk int) {
 	return r.lim.MaxArgs, r.lim.MaxBulk
 }
 
+// Raw returns the bytes of the last command as received when it was a
+// RESP array (valid, like the arguments, until the next ReadCommand), or
+// nil for an inline or empty command. Parsing them again yields the same
+// arguments, so the append-only log can store them without re-encoding.
+func (r *Reader) Raw() []byte { return r.raw }
+
 // ReadCommand reads the next command. An empty inline line yields a
 // zero-length command (callers skip it). Errors: io.EOF at a clean
 // boundary, io.ErrUnexpectedEOF inside a command, *ProtocolError for a
@@ -138,6 +147,7 @@ func (r *Reader) limits() (maxArgs, maxBulk int) {
 func (r *Reader) ReadCommand() ([][]byte, error) {
 	r.args = r.args[:0]
 	r.arena = r.arena[:0]
+	r.raw = nil
 	if r.r == r.w {
 		r.r, r.w = 0, 0
 		if cap(r.buf) > bigBuffer {
@@ -339,6 +349,7 @@ func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 	}
 	r.pos, r.total, r.spans = pos-base, total, spans
 	r.pending = false
+	r.raw = r.buf[base : base+r.pos : base+r.pos]
 	for _, s := range r.spans {
 		a := r.r + s.off
 		r.args = append(r.args, r.buf[a:a+s.n:a+s.n])

@@ -204,6 +204,12 @@ func TestReaderPieces(t *testing.T) {
 					t.Fatalf("%s: command %d argument %d differs", name, i, j)
 				}
 			}
+			if i < len(cmds) && !bytes.Equal(r.Raw(), AppendCommand(nil, w)) {
+				t.Fatalf("%s: command %d: Raw is not the bytes sent", name, i)
+			}
+			if i == len(cmds) && r.Raw() != nil {
+				t.Fatalf("%s: inline command has Raw bytes", name)
+			}
 		}
 		if _, err := r.ReadCommand(); err != io.EOF {
 			t.Fatalf("%s: after the stream: %v, want EOF", name, err)
