@@ -199,136 +199,33 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	b.which = grow(b.which, n)
 	b.count = growZero(b.count, cells)
 	b.xors = growZero(b.xors, cells)
-	b.starts = growZero(b.starts, int(g.segCount)+1)
-	order, count, xors, starts := b.order, b.count, b.xors, b.starts
-
-	// 1. Counting sort of the mixed hashes by the segment of their first
-	// position, so that the updates below sweep the array from left to
-	// right and stay within a few segments' worth of cache.
-	span, segLog := g.span, g.segLog
-	for _, k := range keys {
-		starts[hashing.Reduce(mix(k, seed), span)>>segLog]++
-	}
-	var sum uint32
-	for i, c := range starts {
-		starts[i] = sum
-		sum += c
-	}
-	for _, k := range keys {
-		x := mix(k, seed)
-		s := hashing.Reduce(x, span) >> segLog
-		order[starts[s]] = x
-		starts[s]++
-	}
-
-	// 2. Add every key to its cells. A cell's count byte holds 4 times its
-	// number of keys plus, in the low two bits, the XOR of the position
-	// indices (0..arity-1) by which those keys reach it: when one key is
-	// left, the low bits say which of its positions the cell is. The
-	// check after each key catches a duplicate when it shares its last
-	// cell only with its twin (two keys whose hashes XOR to 0 are equal);
-	// duplicates that slip through make the peel fail, and Build then
-	// deduplicates. More than 63 keys in one cell means duplicates too.
-	dups := 0
-	if g.arity == 3 {
-		for _, x := range order {
-			p := g.positions3(x)
-			c0, c1, c2 := count[p[0]]+4, count[p[1]]+4, count[p[2]]+4
-			if c0 < 4 || c1 < 4 || c2 < 4 {
-				return 0, false
-			}
-			count[p[0]], count[p[1]], count[p[2]] = c0, c1^1, c2^2
-			xors[p[0]] ^= x
-			xors[p[1]] ^= x
-			xors[p[2]] ^= x
-			if xors[p[2]] == 0 && c2>>2 == 2 {
-				count[p[0]] -= 4
-				count[p[1]] = (count[p[1]] - 4) ^ 1
-				count[p[2]] = (count[p[2]] - 4) ^ 2
-				xors[p[0]] ^= x
-				xors[p[1]] ^= x
-				xors[p[2]] ^= x
-				dups++
-			}
-		}
-	} else {
-		for _, x := range order {
-			p := g.positions4(x)
-			c0, c1, c2, c3 := count[p[0]]+4, count[p[1]]+4, count[p[2]]+4, count[p[3]]+4
-			if c0 < 4 || c1 < 4 || c2 < 4 || c3 < 4 {
-				return 0, false
-			}
-			count[p[0]], count[p[1]], count[p[2]], count[p[3]] = c0, c1^1, c2^2, c3^3
-			xors[p[0]] ^= x
-			xors[p[1]] ^= x
-			xors[p[2]] ^= x
-			xors[p[3]] ^= x
-			if xors[p[3]] == 0 && c3>>2 == 2 {
-				count[p[0]] -= 4
-				count[p[1]] = (count[p[1]] - 4) ^ 1
-				count[p[2]] = (count[p[2]] - 4) ^ 2
-				count[p[3]] = (count[p[3]] - 4) ^ 3
-				xors[p[0]] ^= x
-				xors[p[1]] ^= x
-				xors[p[2]] ^= x
-				xors[p[3]] ^= x
-				dups++
-			}
-		}
-	}
-
-	// 3. Peel. Scan the cells left to right; from every cell with one key,
-	// peel depth-first through the cells that this leaves with one key.
-	// The keys are no longer needed in order, which now records the peel
-	// order. Each cell is pushed at most once (a pushed cell has one key
-	// and counts only fall), so the stack never holds more than cells
-	// entries; pushes are branch-free (write, then advance the top only if
-	// the cell qualifies), because whether a cell drops to one key is
-	// unpredictable.
-	which := b.which
+	b.starts = growZero(b.starts, int(g.segCount))
 	if cap(b.stack) < cells+4 {
 		b.stack = make([]uint32, cells+4)
 	}
-	stack := b.stack[:cells+4]
-	peeled := 0
-	for i := range cells {
-		stack[0] = uint32(i)
-		top := isOne(count[i])
-		for top > 0 {
-			top--
-			c := stack[top]
-			if count[c]>>2 != 1 {
-				continue // its key was peeled through another cell
-			}
-			x := xors[c]
-			order[peeled] = x
-			which[peeled] = count[c] & 3
-			peeled++
-			if g.arity == 3 {
-				for j, q := range g.positions3(x) {
-					xors[q] ^= x
-					cq := (count[q] - 4) ^ uint8(j)
-					count[q] = cq
-					stack[top] = uint32(q)
-					top += isOne(cq)
-				}
-			} else {
-				for j, q := range g.positions4(x) {
-					xors[q] ^= x
-					cq := (count[q] - 4) ^ uint8(j)
-					count[q] = cq
-					stack[top] = uint32(q)
-					top += isOne(cq)
-				}
-			}
-		}
+	// 1. Sort the mixed hashes by the segment of their first position,
+	// so that adding them sweeps the array from left to right within a
+	// few segments' worth of cache. 2. Add every key to its cells. 3.
+	// Peel. (See the functions for the details.)
+	bySegment(keys, seed, g.segCount, b.starts, b.order)
+	var dups int
+	var ok bool
+	if g.arity == 3 {
+		dups, ok = add3(b.order, b.count, b.xors, g.span, g.segLen)
+	} else {
+		dups, ok = add4(b.order, b.count, b.xors, g.span, g.segLen)
+	}
+	if !ok {
+		return 0, false
+	}
+	var peeled int
+	if g.arity == 3 {
+		peeled = peel3(b.count, b.xors, b.order, b.which, b.stack[:cells+4], g.span, g.segLen)
+	} else {
+		peeled = peel4(b.count, b.xors, b.order, b.which, b.stack[:cells+4], g.span, g.segLen)
 	}
 	return peeled, peeled+dups == n
 }
-
-// isOne returns 1 if the count byte c says one key, else 0, without a
-// branch: (c>>2)^1 is 0 exactly then, and 0-1 wraps to set the top bit.
-func isOne(c uint8) int { return int((uint64(c>>2^1) - 1) >> 63) }
 
 // assign fills a new fingerprint array from the peel order. Going
 // backwards, each key's peeled cell is still zero and no key assigned

@@ -1,0 +1,214 @@
+package fuse
+
+import "github.com/bloomery/bloomery/hashing"
+
+// The phases of one construction attempt (see Builder.try), as plain
+// functions of the scratch slices: small bodies keep the loop state in
+// registers. 3-wise and 4-wise variants are written out separately.
+
+// bySegment writes mix(k, seed) for every key into order, stably sorted by
+// the segment of the key's first position: floor(x*segCount/2^64), which
+// equals Reduce(x, span)>>segLog because span = segCount*segLen. starts
+// must hold segCount zeros; it is left holding each bucket's end.
+func bySegment(keys []uint64, seed, segCount uint64, starts []uint32, order []uint64) {
+	starts = starts[:segCount]
+	for _, k := range keys {
+		starts[hashing.Reduce(mix(k, seed), segCount)]++
+	}
+	var sum uint32
+	for i, c := range starts {
+		starts[i] = sum
+		sum += c
+	}
+	order = order[:len(keys)]
+	for _, k := range keys {
+		x := mix(k, seed)
+		s := hashing.Reduce(x, segCount)
+		order[starts[s]] = x
+		starts[s]++
+	}
+}
+
+// one returns 1 if the count byte c says one key, else 0, without a
+// branch.
+func one(c uint8) int {
+	var r int
+	if c&^3 == 4 {
+		r = 1
+	}
+	return r
+}
+
+// add3 adds every key of order (mixed hashes) to its three cells. A
+// cell's count byte holds 4 times its number of keys plus, in its low two
+// bits, the XOR of the position indices (0, 1, 2) by which those keys reach
+// it: when one key is left, the low bits say which of its positions the
+// cell is. xors holds the XOR of the cell's keys. The positions of a key
+// lie in three different segments, so they are distinct.
+//
+// A key whose last cell's XOR returns to 0 with two keys there is equal to
+// the other one (two distinct mixed hashes never XOR to 0): the duplicate
+// is taken out again and counted in dups. Duplicates that slip through
+// make the peel fail, and Build then deduplicates. It fails (ok false) if
+// a cell would hold more than 63 keys, which only duplicates can cause.
+func add3(order []uint64, count []uint8, xors []uint64, span, segLen uint64) (dups int, ok bool) {
+	xors = xors[:len(count)]
+	m, s2 := segLen-1, 2*segLen
+	for _, x := range order {
+		h0 := hashing.Reduce(x, span)
+		h1 := (h0 + segLen) ^ (x >> 18 & m)
+		h2 := (h0 + s2) ^ (x & m)
+		c0, c1, c2 := count[h0]+4, count[h1]+4, count[h2]+4
+		if c0 < 4 || c1 < 4 || c2 < 4 {
+			return 0, false
+		}
+		count[h0], count[h1], count[h2] = c0, c1^1, c2^2
+		xors[h0] ^= x
+		xors[h1] ^= x
+		v2 := xors[h2] ^ x
+		xors[h2] = v2
+		if v2 == 0 && c2>>2 == 2 {
+			count[h0], count[h1], count[h2] = c0-4, c1-4, c2-4
+			xors[h0] ^= x
+			xors[h1] ^= x
+			xors[h2] = x
+			dups++
+		}
+	}
+	return dups, true
+}
+
+// add4 is add3 for 4-wise arrays (position indices 0..3).
+func add4(order []uint64, count []uint8, xors []uint64, span, segLen uint64) (dups int, ok bool) {
+	xors = xors[:len(count)]
+	m, s2, s3 := segLen-1, 2*segLen, 3*segLen
+	for _, x := range order {
+		h0 := hashing.Reduce(x, span)
+		h1 := (h0 + segLen) ^ (x & m)
+		h2 := (h0 + s2) ^ (x >> 16 & m)
+		h3 := (h0 + s3) ^ (x >> 32 & m)
+		c0, c1, c2, c3 := count[h0]+4, count[h1]+4, count[h2]+4, count[h3]+4
+		if c0 < 4 || c1 < 4 || c2 < 4 || c3 < 4 {
+			return 0, false
+		}
+		count[h0], count[h1], count[h2], count[h3] = c0, c1^1, c2^2, c3^3
+		xors[h0] ^= x
+		xors[h1] ^= x
+		xors[h2] ^= x
+		v3 := xors[h3] ^ x
+		xors[h3] = v3
+		if v3 == 0 && c3>>2 == 2 {
+			count[h0], count[h1], count[h2], count[h3] = c0-4, c1-4, c2-4, c3-4
+			xors[h0] ^= x
+			xors[h1] ^= x
+			xors[h2] ^= x
+			xors[h3] = x
+			dups++
+		}
+	}
+	return dups, true
+}
+
+// peel3 peels a 3-wise hypergraph: it scans the cells left to right and,
+// from every cell with one key, peels depth-first through the cells this
+// leaves with one key. A peeled key is removed from all its cells (its
+// own cell drops to zero keys) and recorded in order and which (the
+// position index of the cell it was peeled from). Each cell is pushed at
+// most once (a pushed cell has one key and counts only fall), so stack
+// needs no more than len(count) entries, plus 3 for the writes of the
+// branch-free pushes; a popped cell whose key was meanwhile peeled through
+// another cell is skipped. It returns the number of keys peeled.
+func peel3(count []uint8, xors, order []uint64, which []uint8, stack []uint32, span, segLen uint64) int {
+	xors = xors[:len(count)]
+	m, s2 := segLen-1, 2*segLen
+	peeled := 0
+	for i, ci := range count {
+		if ci&^3 != 4 {
+			continue
+		}
+		c, top := uint32(i), 0
+		for {
+			if cc := count[c]; cc&^3 == 4 {
+				x := xors[c]
+				order[peeled] = x
+				which[peeled] = cc & 3
+				peeled++
+				h0 := hashing.Reduce(x, span)
+				h1 := (h0 + segLen) ^ (x >> 18 & m)
+				h2 := (h0 + s2) ^ (x & m)
+				xors[h0] ^= x
+				c0 := count[h0] - 4
+				count[h0] = c0
+				stack[top] = uint32(h0)
+				top += one(c0)
+				xors[h1] ^= x
+				c1 := (count[h1] - 4) ^ 1
+				count[h1] = c1
+				stack[top] = uint32(h1)
+				top += one(c1)
+				xors[h2] ^= x
+				c2 := (count[h2] - 4) ^ 2
+				count[h2] = c2
+				stack[top] = uint32(h2)
+				top += one(c2)
+			}
+			if top == 0 {
+				break
+			}
+			top--
+			c = stack[top]
+		}
+	}
+	return peeled
+}
+
+// peel4 is peel3 for 4-wise arrays.
+func peel4(count []uint8, xors, order []uint64, which []uint8, stack []uint32, span, segLen uint64) int {
+	xors = xors[:len(count)]
+	m, s2, s3 := segLen-1, 2*segLen, 3*segLen
+	peeled := 0
+	for i, ci := range count {
+		if ci&^3 != 4 {
+			continue
+		}
+		c, top := uint32(i), 0
+		for {
+			if cc := count[c]; cc&^3 == 4 {
+				x := xors[c]
+				order[peeled] = x
+				which[peeled] = cc & 3
+				peeled++
+				h0 := hashing.Reduce(x, span)
+				h1 := (h0 + segLen) ^ (x & m)
+				h2 := (h0 + s2) ^ (x >> 16 & m)
+				h3 := (h0 + s3) ^ (x >> 32 & m)
+				xors[h0] ^= x
+				c0 := count[h0] - 4
+				count[h0] = c0
+				stack[top] = uint32(h0)
+				top += one(c0)
+				xors[h1] ^= x
+				c1 := (count[h1] - 4) ^ 1
+				count[h1] = c1
+				stack[top] = uint32(h1)
+				top += one(c1)
+				xors[h2] ^= x
+				c2 := (count[h2] - 4) ^ 2
+				count[h2] = c2
+				stack[top] = uint32(h2)
+				top += one(c2)
+				xors[h3] ^= x
+				c3 := (count[h3] - 4) ^ 3
+				count[h3] = c3
+				stack[top] = uint32(h3)
+				top += one(c3)
+			}
+			if top == 0 {
+				break
+			}
+			top--
+			c = stack[top]
+		}
+	}
+	return peeled
+}
