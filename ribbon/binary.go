@@ -42,7 +42,7 @@ func (f *Filter) AppendBinary(b []byte) ([]byte, error) {
 	binary.LittleEndian.PutUint32(p[25:], f.seed)
 	binary.LittleEndian.PutUint64(p[29:], math.Float64bits(f.target))
 	b, start := container.Begin(b, bloomery.KindRibbon, Layout, f.hasher, p[:], 8*len(f.data))
-	b = wire.AppendUint64s(b, f.data)
+	b = f.appendPersisted(b)
 	return container.Finish(b, start), nil
 }
 
@@ -122,9 +122,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		return nil, err
 	}
 	f.data = newSolution(l.words())
-	for i := range f.data {
-		f.data[i] = binary.LittleEndian.Uint64(raw[8*i:])
-	}
+	loadPersisted(&l, f.data, raw)
 	collapseHugePages(f.data)
 	f.setKernel()
 	return f, nil

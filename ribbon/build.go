@@ -243,9 +243,10 @@ func (b *Builder) band(l layout, seed uint32) bool {
 }
 
 // backSubstitute solves the banded system from the last slot to the first
-// and writes the solution into data in the interleaved layout: block k
-// holds, for each of its columns j, two words with bit o = solution bit j
-// of slot 128k+o.
+// and writes the solution into data in the half-major layout (see seg):
+// block k holds, for each of its columns j, word j of its first half and
+// word j of its second half, bit o of word h·cols+j = solution bit j of
+// slot 128k+64h+o.
 //
 // Row i's equation is parity(c AND S[i..i+127]) = r with c's bit 0 = 1,
 // so S[i] = r XOR parity(c's other bits AND S[i+1..i+127]). Those slots
@@ -284,13 +285,15 @@ func (b *Builder) backSubstitute(l layout, data []uint64) {
 		cols := l.cols(blk)
 		cur := data[off : off+2*uint64(cols)]
 		var nxt []uint64
+		ncols := 0
 		if blk+1 < l.numBlocks {
-			nxt = data[off+2*uint64(cols) : off+4*uint64(cols)]
+			ncols = l.cols(blk + 1)
+			nxt = data[off+2*uint64(cols) : off+2*uint64(cols+ncols)]
 		}
 		for j := 0; j < cols; j += 4 {
 			var n0, n1 [4]uint64
 			for k := 0; k < 4 && j+k < cols && nxt != nil; k++ {
-				n0[k], n1[k] = nxt[2*(j+k)], nxt[2*(j+k)+1]
+				n0[k], n1[k] = nxt[j+k], nxt[ncols+j+k]
 			}
 			sh := uint(j)
 			var h0, h1, h2, h3 uint64 // word 1 of columns j..j+3
@@ -315,7 +318,7 @@ func (b *Builder) backSubstitute(l layout, data []uint64) {
 			}
 			w := [4][2]uint64{{l0, h0}, {l1, h1}, {l2, h2}, {l3, h3}}
 			for k := 0; k < 4 && j+k < cols; k++ {
-				cur[2*(j+k)], cur[2*(j+k)+1] = w[k][0], w[k][1]
+				cur[j+k], cur[cols+j+k] = w[k][0], w[k][1]
 			}
 		}
 	}

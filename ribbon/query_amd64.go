@@ -12,28 +12,29 @@ import (
 var haveAVX2 = cpu.X86.HasAVX2
 
 // kernel is what the assembly query (query_amd64.s) reads: the solution's
-// first word, the layout, the seed's remix constant, and for blocks with
-// lower and with lower+1 columns the bits of the parity vector to test.
+// first word, the layout, the seed's remix constant, and for each column
+// count the bits of the parity vector to test.
 //
-// The kernel serves filters with at most 8 columns (FPR above about
-// 2^-8, so the 1% filters of the common configurations): it evaluates
-// all 8 possible columns at once in two 256-bit registers and masks the
-// ones the block lacks. A column's bits of the start block P and of the
-// next block Q are 4 words, loaded as part of P[4k..4k+3] and
-// Q[4k..4k+3] (columns 2k and 2k+1), ANDed with the row's coefficient
-// words placed in the matching lanes, and XOR-folded; the parity of each
-// column is computed with a nibble lookup (VPSHUFB) and a byte sum
-// (VPSADBW). Loads of up to 128 bytes from P and from Q can read past the
-// last block: the solution carries kernelPad words of zeros after its
-// end (see newSolution). No branch depends on the data, so consecutive
-// queries overlap in the out-of-order core.
+// The kernel serves filters with at most 8 columns (FPR above 2^-8, so
+// the 1% filters of the common configurations) and evaluates all 8
+// possible columns at once in two 256-bit registers, masking the ones the
+// block lacks. The three halves a row touches (see seg and
+// containsGeneric) hold consecutive runs of cols words: a run is loaded
+// as two 256-bit words (columns 0-3 and 4-7), ANDed with the broadcast
+// coefficient word of its half, and the three runs XORed; the parity of
+// each column is a nibble lookup (VPSHUFB) and a byte sum (VPSADBW). The
+// loads read 64 bytes from each run's start, past the last half into the
+// zero padding that newSolution leaves. No branch depends on the data, so
+// consecutive queries overlap in the out-of-order core.
 type kernel struct {
 	data      unsafe.Pointer
 	numStarts uint64
-	lower     uint64
-	upper     uint64
-	seedMix   uint64
-	masks     [2][4]uint64
+	upper2    uint64 // first half (2·upperStart) with lower+1 columns
+	lower1    uint64 // lower+1
+	seedMix   uint64 // (seed+1)·0x9e3779b97f4a7c15, Remix's first step
+	// masks[c]: the bits of the parity vector that belong to the columns
+	// of a block with c columns.
+	masks [9][4]uint64
 }
 
 // containsAVX2 is the query of a filter whose kernel is set (see kernel);
@@ -52,21 +53,19 @@ func (f *Filter) setKernel() {
 	f.k = kernel{
 		data:      unsafe.Pointer(unsafe.SliceData(f.data)),
 		numStarts: f.l.numStarts,
-		lower:     uint64(f.l.lower),
-		upper:     f.l.upperStart,
+		upper2:    2 * f.l.upperStart,
+		lower1:    uint64(f.l.lower) + 1,
 		seedMix:   (uint64(f.seed) + 1) * 0x9e3779b97f4a7c15,
 	}
-	// Lane i of the parity vector holds column perm[i] in bit 0 and
-	// column perm[i]+4 in bit 4.
-	perm := [4]uint64{0, 2, 1, 3}
-	for u := range 2 {
-		cols := uint64(f.l.lower + u)
-		for i, c := range perm {
-			if c < cols {
-				f.k.masks[u][i] |= 1
+	// Lane i of the parity vector holds column i in bit 0 and column i+4
+	// in bit 4.
+	for cols := range uint64(len(f.k.masks)) {
+		for i := range uint64(4) {
+			if i < cols {
+				f.k.masks[cols][i] |= 1
 			}
-			if c+4 < cols {
-				f.k.masks[u][i] |= 1 << 4
+			if i+4 < cols {
+				f.k.masks[cols][i] |= 1 << 4
 			}
 		}
 	}

@@ -36,10 +36,7 @@ func (f *Filter) RawLayout() RawLayout {
 // AppendRaw appends f's solution words, little-endian, to dst: 8*Words()
 // bytes, to be queried with MayContainRaw and f.RawLayout().
 func (f *Filter) AppendRaw(dst []byte) []byte {
-	for _, w := range f.data {
-		dst = binary.LittleEndian.AppendUint64(dst, w)
-	}
-	return dst
+	return f.appendPersisted(dst)
 }
 
 // RawSize returns the size in bytes of the raw solution of layout l, or

@@ -1,19 +1,39 @@
 package ribbon
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"testing"
 
 	"github.com/bloomery/bloomery/internal/filtertest"
 )
 
+// persisted holds, per filter, the solution words in the persisted order
+// (AppendRaw), which refContains reads.
+var persisted = map[*Filter][]uint64{}
+
+func persistedWords(f *Filter) []uint64 {
+	if w, ok := persisted[f]; ok {
+		return w
+	}
+	raw := f.AppendRaw(nil)
+	w := make([]uint64, len(raw)/8)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	persisted[f] = w
+	return w
+}
+
 // refContains is the query of docs/format/ribbon.md written as plainly as
-// possible: read solution bits one at a time and XOR those selected by the
-// coefficients. It shares no code with ContainsHash but Remix and Reduce.
+// possible on the persisted words: read solution bits one at a time and
+// XOR those selected by the coefficients. It shares no code with
+// ContainsHash but Remix and Reduce.
 func refContains(f *Filter, h uint64) bool {
 	if f.l.numBlocks == 0 {
 		return false
 	}
+	data := persistedWords(f)
 	L, U := uint64(f.l.lower), f.l.upperStart
 	x := remixRef(h, uint64(f.seed)+1)
 	numStarts := f.l.numBlocks*128 - 127
@@ -28,7 +48,7 @@ func refContains(f *Filter, h uint64) bool {
 	off := func(k uint64) uint64 { return 2 * (k*L + subFloor0(k, U)) }
 	bit := func(slot, j uint64) uint64 { // solution bit of column j at slot
 		k, o := slot/128, slot%128
-		w := f.data[off(k)+2*j+o/64]
+		w := data[off(k)+2*j+o/64]
 		return w >> (o % 64) & 1
 	}
 	for j := uint64(0); j < cols; j++ {

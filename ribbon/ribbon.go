@@ -1,6 +1,7 @@
 package ribbon
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"unsafe"
 
@@ -178,25 +179,42 @@ func shift128(lo, hi uint64, o uint) (a0, a1, b0, b1 uint64) {
 	return
 }
 
+// In memory the solution is stored half-major: each block's 128 slots
+// form two halves of 64, and half g (of block g/2) holds one word per
+// column of its block, column j's word at seg(g)+j with
+//
+//	seg(g) = g·L + max(0, g - 2U) = g·(L+1) - min(g, 2U)
+//
+// (U the upper start block). The persisted order (docs/format/ribbon.md)
+// interleaves a block's two halves column by column instead; a block
+// starts at the same word in both, so converting is a transposition inside
+// each block (Decode, AppendBinary, AppendRaw). The half-major order puts
+// the three halves a row touches next to each other: a query reads about
+// 3·cols consecutive words (168 bytes at 7 columns, 3 or 4 cache lines)
+// instead of two whole blocks.
+
+// seg returns the first word of half g and the number of columns of its
+// block, for g <= 2·numBlocks (seg(2·numBlocks) is the end of the
+// solution).
+func (l *layout) seg(g uint64) (first, cols uint64) {
+	lower, u2 := uint64(l.lower), 2*l.upperStart
+	above := int64(g) - int64(u2)
+	up := uint64(^above) >> 63 // 1 iff g >= 2U
+	return g*lower + uint64(above)&-up, lower + up
+}
+
 // containsGeneric is the portable query (ContainsHash where the assembly
 // kernel does not apply), without data-dependent branches.
 //
-// The 128 slots s..s+127 of a row span three 64-slot halves: half h = o>>6
-// of the start block (o = s mod 128), the half after it (the start
-// block's second half or the next block's first), and the half after
-// that. With t = o mod 64 the row's coefficients split over them as
-//
-//	m0 = lo<<t, m1 = hi<<t | lo>>(64-t), m2 = hi>>(64-t),
-//
-// the same shifts whichever half the row starts in: only the word indices
-// depend on h. Inside a block of c columns, column j's two words are at
-// 2j and 2j+1, so the three halves of column j are words 2j+h of the start
-// block, 2j+1+h·(2c-1) of it (that is, word 2j of the next block when
-// h = 1), and 2j+h of the next block. A row with o = 0 lies in its start
-// block alone (m2 = 0) and the next block may not exist: the third word
-// is then read from the start block and masked out. A column costs three
-// loads, three ANDs and a popcount; bit 0 of popcount ^ r>>j is column
-// j's mismatch, and ORing the mismatches needs no branch.
+// A row with start s covers slots s..s+127: with g = s/64 and t = s mod
+// 64 its coefficients meet half g through m0 = lo<<t, half g+1 through
+// m1 = hi<<t | lo>>(64-t) and half g+2 through m2 = hi>>(64-t) (zero when
+// t = 0, and half g+2 may then lie past the last block: it reads the zero
+// padding). Column j is the parity of the three masked words at
+// seg(g)+j, seg(g+1)+j and seg(g+2)+j; the key's block, and so the number
+// of columns, is that of half g. A column costs three loads, three ANDs
+// and a popcount; bit 0 of popcount ^ r>>j is column j's mismatch, and
+// ORing the mismatches needs no branch.
 func (f *Filter) containsGeneric(h uint64) bool {
 	l := &f.l
 	if l.numBlocks == 0 {
@@ -204,51 +222,74 @@ func (f *Filter) containsGeneric(h uint64) bool {
 	}
 	x := remix(h, f.seed)
 	s := hashing.Reduce(x, l.numStarts)
-	blk := s >> 7
-	lower := uint64(l.lower)
-	above := int64(blk) - int64(l.upperStart)
-	up := uint64(^above) >> 63 // 1 iff blk >= upperStart
-	cols := lower + up
-	off := 2 * (blk*lower + uint64(above)&-up)
-	o := s & 127
-	hf := o >> 6
-	t := o & 63
-	nz := (o + 127) >> 7 // 1 iff o != 0
+	g := s >> 6
+	a, cols := l.seg(g)
+	b := a + cols
+	_, cols1 := l.seg(g + 1)
+	c := b + cols1
+	t := s & 63
 	lo, hi, r32 := row(x)
 	m0 := lo << t
 	m1 := hi<<t | lo>>1>>((63-t)&63)
 	m2 := hi >> 1 >> ((63 - t) & 63)
-	w0 := off + hf
-	w1 := off + 1 + hf*(2*cols-1)
-	w2 := off + 2*cols*nz + hf
-	// The last words read are w1+2(cols-1) and w2+2(cols-1) (w0 < w1).
-	// Build and Decode guarantee that they exist, so this test never
-	// fails; it keeps a corrupt layout from reading outside the solution.
+	// Build and Decode leave kernelPad >= 32 zero words after the
+	// solution, so this test never fails; it keeps a corrupt layout from
+	// reading outside the allocation.
 	d := f.data
-	if w1+2*cols > uint64(len(d))+1 || w2+2*cols > uint64(len(d))+1 {
+	if c+cols > uint64(cap(d)) {
 		return true
 	}
 	base := unsafe.Pointer(unsafe.SliceData(d))
-	pa := unsafe.Add(base, 8*w0)
-	pb := unsafe.Add(base, 8*w1)
-	pc := unsafe.Add(base, 8*w2)
+	pa := unsafe.Add(base, 8*a)
+	pb := unsafe.Add(base, 8*b)
+	pc := unsafe.Add(base, 8*c)
 	r := uint64(r32)
 	var miss uint64
-	for j := uint64(0); j < 2*cols; j += 2 {
-		a := *(*uint64)(unsafe.Add(pa, 8*j))
-		b := *(*uint64)(unsafe.Add(pb, 8*j))
-		c := *(*uint64)(unsafe.Add(pc, 8*j))
-		miss |= uint64(bits.OnesCount64(a&m0^b&m1^c&m2)) ^ r
+	for j := uint64(0); j < cols; j++ {
+		wa := *(*uint64)(unsafe.Add(pa, 8*j))
+		wb := *(*uint64)(unsafe.Add(pb, 8*j))
+		wc := *(*uint64)(unsafe.Add(pc, 8*j))
+		miss |= uint64(bits.OnesCount64(wa&m0^wb&m1^wc&m2)) ^ r
 		r >>= 1
 	}
 	return miss&1 == 0
 }
 
+// appendPersisted appends the solution in the persisted order (each
+// block's words column by column, first half then second half), as
+// little-endian words.
+func (f *Filter) appendPersisted(dst []byte) []byte {
+	for blk := uint64(0); blk < f.l.numBlocks; blk++ {
+		first, cols := f.l.seg(2 * blk)
+		w := f.data[first : first+2*cols]
+		for j := range cols {
+			dst = binary.LittleEndian.AppendUint64(dst, w[j])
+			dst = binary.LittleEndian.AppendUint64(dst, w[cols+j])
+		}
+	}
+	return dst
+}
+
+// loadPersisted fills data (half-major, see seg) from the persisted
+// little-endian words in raw; len(raw) == 8·len(data) == 8·l.words().
+func loadPersisted(l *layout, data []uint64, raw []byte) {
+	for blk := uint64(0); blk < l.numBlocks; blk++ {
+		first, cols := l.seg(2 * blk)
+		w := data[first : first+2*cols]
+		in := raw[8*first : 8*(first+2*cols)]
+		for j := range cols {
+			w[j] = binary.LittleEndian.Uint64(in[16*j:])
+			w[cols+j] = binary.LittleEndian.Uint64(in[16*j+8:])
+		}
+	}
+}
+
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i. It
-// works in groups of 16 keys: first it locates every key's start block and
-// prefetches the four cache lines from its first word on (the words a
-// query reads lie in the 4·cols <= 32 words from there when cols <= 8),
-// then it answers the keys, whose lines are in flight or in cache by then.
+// works in groups of 16 keys: first it locates every key's first half
+// (see seg) and prefetches the four cache lines from its first word on
+// (a query reads about 3·cols <= 24 consecutive words from there when
+// cols <= 8), then it answers the keys, whose lines are in flight or in
+// cache by then.
 // out must have len(out) >= len(hashes). It does not allocate.
 func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
 	_ = out[:len(hashes)]
@@ -259,19 +300,14 @@ func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
 	const group = 16
 	var offs [4 * group]uint64
 	l := &f.l
-	lower := uint64(l.lower)
 	for len(hashes) > 0 {
 		g := min(len(hashes), group)
 		for i, h := range hashes[:g] {
-			s := hashing.Reduce(remix(h, f.seed), l.numStarts)
-			blk := s >> 7
-			above := int64(blk) - int64(l.upperStart)
-			up := uint64(^above) >> 63 // 1 iff blk >= upperStart
-			off := 2 * (blk*lower + uint64(above)&-up)
-			offs[4*i] = off
-			offs[4*i+1] = off + 8
-			offs[4*i+2] = off + 16
-			offs[4*i+3] = off + 24
+			first, _ := l.seg(hashing.Reduce(remix(h, f.seed), l.numStarts) >> 6)
+			offs[4*i] = first
+			offs[4*i+1] = first + 8
+			offs[4*i+2] = first + 16
+			offs[4*i+3] = first + 24
 		}
 		prefetch(f.data, offs[:4*g])
 		for i, h := range hashes[:g] {
