@@ -26,11 +26,13 @@ type Fingerprint interface{ uint8 | uint16 }
 // A Filter is safe for concurrent use by any number of goroutines: nothing
 // mutates it after Build or Decode.
 type Filter[T Fingerprint] struct {
-	hasher hashing.Hasher
-	seed   uint64 // construction seed, mixed into every hash
-	n      int    // distinct keys
-	geo    geometry
+	// The fields a query reads come first and share one cache line:
+	// fps, seed and geo's arity, segLen, mask and span.
 	fps    []T
+	seed   uint64 // construction seed, mixed into every hash
+	geo    geometry
+	hasher hashing.Hasher
+	n      int // distinct keys
 }
 
 var (
@@ -101,7 +103,7 @@ func (f *Filter[T]) ContainsHash(h uint64) bool {
 	x := mix(h, f.seed)
 	fp := T(x ^ x>>32)
 	h0 := hashing.Reduce(x, f.geo.span)
-	s, m := f.geo.segLen, f.geo.segLen-1
+	s, m := f.geo.segLen, f.geo.mask
 	if f.geo.arity == 3 {
 		h1 := (h0 + s) ^ (x >> 18 & m)
 		h2 := (h0 + 2*s) ^ (x & m)

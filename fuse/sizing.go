@@ -20,10 +20,11 @@ const minSegmentLog = 2
 // the i-th segment after h0's, at an offset taken from the key's hash.
 type geometry struct {
 	arity    int
-	segLog   uint   // log2(segLen)
 	segLen   uint64 // a power of two
-	segCount uint64 // number of segments a key's first position can fall in
+	mask     uint64 // segLen-1
 	span     uint64 // segCount*segLen
+	segLog   uint   // log2(segLen)
+	segCount uint64 // number of segments a key's first position can fall in
 	cells    uint64 // (segCount+arity-1)*segLen
 }
 
@@ -90,6 +91,7 @@ func makeGeometry(arity int, segLog uint, segCount uint64) geometry {
 		arity:    arity,
 		segLog:   segLog,
 		segLen:   segLen,
+		mask:     segLen - 1,
 		segCount: segCount,
 		span:     segCount * segLen,
 		cells:    (segCount + uint64(arity) - 1) * segLen,
