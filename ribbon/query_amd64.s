@@ -149,3 +149,165 @@ TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 	SETEQ ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func containsBatchAVX2(k *kernel, hashes *uint64, out *bool, n int)
+//
+// out[i] = containsAVX2(k, hashes[i]) for i < n, in groups of 8 keys:
+// first every key's remixed hash x and start s are computed and kept in
+// the frame, and the 4 cache lines from its first word are prefetched
+// (a query reads at most 24 words from there); then the keys are
+// evaluated as in containsAVX2, with the constants kept in registers.
+// Frame: x at 0-63, s at 64-127, hashes at 128, group size at 136, out at
+// 144, keys left at 152.
+TEXT ·containsBatchAVX2(SB), NOSPLIT, $160-32
+	MOVQ k+0(FP), DI
+	MOVQ hashes+8(FP), SI
+	MOVQ out+16(FP), AX
+	MOVQ AX, 144(SP)
+	MOVQ n+24(FP), AX
+	MOVQ AX, 152(SP)
+	VMOVDQU nibbleMask<>(SB), Y8
+	VPXOR Y9, Y9, Y9
+	VMOVDQU parityLUT<>(SB), Y10
+	VMOVDQU parity16LUT<>(SB), Y11
+	VMOVDQU resultShift<>(SB), Y12
+
+group:
+	MOVQ 152(SP), AX
+	TESTQ AX, AX
+	JLE done
+	MOVQ $8, BX
+	CMPQ AX, BX
+	CMOVQLT AX, BX
+	MOVQ BX, 136(SP)
+	XORL R10, R10
+
+locate:
+	MOVQ (SI)(R10*8), AX
+	XORQ kernel_seedMix(DI), AX
+	MOVQ AX, BX
+	SHRQ $32, BX
+	XORQ BX, AX
+	MOVQ $0xd6e8feb86659fd93, CX
+	IMULQ CX, AX
+	MOVQ AX, BX
+	SHRQ $32, BX
+	XORQ BX, AX
+	IMULQ CX, AX
+	MOVQ AX, BX
+	SHRQ $32, BX
+	XORQ BX, AX
+	MOVQ AX, (SP)(R10*8)
+	MULQ kernel_numStarts(DI)
+	MOVQ DX, 64(SP)(R10*8)
+	SHRQ $6, DX
+	MOVQ kernel_upper2(DI), R11
+	CMPQ DX, R11
+	CMOVQCS DX, R11
+	IMULQ kernel_lower1(DI), DX
+	SUBQ R11, DX
+	MOVQ kernel_data(DI), R9
+	LEAQ (R9)(DX*8), R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 128(R9)
+	PREFETCHT0 191(R9)
+	INCQ R10
+	CMPQ R10, 136(SP)
+	JLT locate
+
+	MOVQ 136(SP), AX
+	LEAQ (SI)(AX*8), SI
+	MOVQ SI, 128(SP)
+	XORL SI, SI
+
+evaluate:
+	MOVQ (SP)(SI*8), R8
+	MOVQ 64(SP)(SI*8), DX
+	MOVQ DX, CX
+	ANDQ $63, CX
+	SHRQ $6, DX
+	MOVQ kernel_upper2(DI), R11
+	CMPQ DX, R11
+	CMOVQCS DX, R11
+	MOVQ kernel_lower1(DI), R13
+	SBBQ $0, R13
+	LEAQ 1(DX), R12
+	CMPQ R12, kernel_upper2(DI)
+	MOVQ kernel_lower1(DI), R12
+	SBBQ $0, R12
+	IMULQ kernel_lower1(DI), DX
+	SUBQ R11, DX
+	MOVQ kernel_data(DI), R9
+	LEAQ (R9)(DX*8), R9
+	LEAQ (R9)(R13*8), R10
+	LEAQ (R10)(R12*8), R12
+	SHLQ $5, R13
+
+	MOVQ $0xf1357aea2e62a9c5, AX
+	IMULQ R8, AX
+	ORQ $1, AX
+	MOVQ R8, BX
+	SHRQ $31, BX
+	XORQ R8, BX
+	MOVQ $0xd1b54a32d192ed03, DX
+	IMULQ DX, BX
+	MOVQ $0xaef17502108ef2d9, DX
+	IMULQ DX, R8
+	SHRQ $32, R8
+
+	MOVQ BX, DX
+	SHLQ CX, AX, BX
+	SHLQ CX, AX
+	SHRQ $1, DX
+	XORQ $63, CX
+	SHRQ CX, DX
+	VMOVQ AX, X0
+	VPBROADCASTQ X0, Y0
+	VMOVQ BX, X1
+	VPBROADCASTQ X1, Y1
+	VMOVQ DX, X2
+	VPBROADCASTQ X2, Y2
+
+	VPAND (R9), Y0, Y3
+	VPAND 32(R9), Y0, Y4
+	VPAND (R10), Y1, Y5
+	VPXOR Y5, Y3, Y3
+	VPAND 32(R10), Y1, Y6
+	VPXOR Y6, Y4, Y4
+	VPAND (R12), Y2, Y5
+	VPXOR Y5, Y3, Y3
+	VPAND 32(R12), Y2, Y6
+	VPXOR Y6, Y4, Y4
+
+	VPSRLQ $4, Y3, Y6
+	VPXOR Y3, Y6, Y3
+	VPAND Y8, Y3, Y3
+	VPSHUFB Y3, Y10, Y3
+	VPSRLQ $4, Y4, Y7
+	VPXOR Y4, Y7, Y4
+	VPAND Y8, Y4, Y4
+	VPSHUFB Y4, Y11, Y4
+	VPOR Y3, Y4, Y3
+	VPSADBW Y9, Y3, Y3
+
+	VMOVQ R8, X4
+	VPBROADCASTQ X4, Y4
+	VPSRLVQ Y12, Y4, Y4
+	VPXOR Y3, Y4, Y3
+	VPTEST kernel_masks(DI)(R13*1), Y3
+	MOVQ 144(SP), R11
+	SETEQ (R11)(SI*1)
+	INCQ SI
+	CMPQ SI, 136(SP)
+	JLT evaluate
+
+	MOVQ 136(SP), AX
+	ADDQ AX, 144(SP)
+	SUBQ AX, 152(SP)
+	MOVQ 128(SP), SI
+	JMP group
+
+done:
+	VZEROUPPER
+	RET

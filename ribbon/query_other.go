@@ -15,3 +15,9 @@ func (f *Filter) setKernel() { f.simd = false }
 // equation evaluated against 2 to 5 cache lines of the solution, loaded
 // together and without data-dependent branches (containsGeneric).
 func (f *Filter) ContainsHash(h uint64) bool { return f.containsGeneric(h) }
+
+// ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i; out
+// must have len(out) >= len(hashes). It works in groups of keys, locating
+// and prefetching the lines of a group before answering it
+// (containsBatchGeneric). It does not allocate.
+func (f *Filter) ContainsBatch(hashes []uint64, out []bool) { f.containsBatchGeneric(hashes, out) }

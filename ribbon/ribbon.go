@@ -284,14 +284,12 @@ func loadPersisted(l *layout, data []uint64, raw []byte) {
 	}
 }
 
-// ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i. It
-// works in groups of 16 keys: first it locates every key's first half
-// (see seg) and prefetches the four cache lines from its first word on
-// (a query reads about 3·cols <= 24 consecutive words from there when
-// cols <= 8), then it answers the keys, whose lines are in flight or in
-// cache by then.
-// out must have len(out) >= len(hashes). It does not allocate.
-func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
+// containsBatchGeneric is ContainsBatch without the assembly batch
+// kernel. It works in groups of 16 keys: first it locates every key's
+// first half (see seg) and prefetches the four cache lines from its first
+// word on (a query reads about 3·cols <= 24 consecutive words from there
+// when cols <= 8), then it answers the keys with ContainsHash.
+func (f *Filter) containsBatchGeneric(hashes []uint64, out []bool) {
 	_ = out[:len(hashes)]
 	if f.l.numBlocks == 0 {
 		clear(out[:len(hashes)])
