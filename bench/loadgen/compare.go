@@ -257,8 +257,8 @@ func compareMain(args []string) error {
 	if len(xcheck) > 0 {
 		fmt.Fprintln(w, "\nCross-check with redis-benchmark (one run each, requests/s as it reports them):")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| server | command | P | requests/s | items/s | p50 ms |")
-		fmt.Fprintln(w, "|---|---|---|---|---|---|")
+		fmt.Fprintln(w, "| server | command | P | requests/s | items/s | p50 ms | server CPU µs/item |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 		for _, l := range xcheck {
 			fmt.Fprintln(w, l)
 		}
@@ -354,7 +354,15 @@ func crossCheck(rb string, procsUp map[string]*proc, ctl map[string]*client, con
 			host, port, _ := strings.Cut(srv.Addr, ":")
 			argv := append([]string{"-h", host, "-p", port, "-c", strconv.Itoa(conns), "-n", strconv.Itoa(n),
 				"-r", "1000000", "-P", strconv.Itoa(p), "--csv"}, c.args...)
+			cpu0, err := srv.CPU()
+			if err != nil {
+				return nil, err
+			}
 			outb, err := exec.Command(rb, argv...).CombinedOutput()
+			cpu1, cerr := srv.CPU()
+			if err == nil {
+				err = cerr
+			}
 			if err != nil {
 				return nil, fmt.Errorf("redis-benchmark %v: %v: %s", c.args[:2], err, outb)
 			}
@@ -372,7 +380,8 @@ func crossCheck(rb string, procsUp map[string]*proc, ctl map[string]*client, con
 					shown = fmt.Sprintf("EXISTS __rand_int__ ×%d", batch)
 				}
 			}
-			line := fmt.Sprintf("| %s | `%s` | %d | %s | %s | %.3f |", c.server, shown, p, num(rps), num(rps*float64(c.items)), p50)
+			line := fmt.Sprintf("| %s | `%s` | %d | %s | %s | %.3f | %.2f |", c.server, shown, p, num(rps), num(rps*float64(c.items)), p50,
+				float64((cpu1-cpu0).Microseconds())/float64(n*c.items))
 			fmt.Fprintln(os.Stderr, line, " load", loadAvg())
 			lines = append(lines, line)
 		}
