@@ -308,9 +308,21 @@ func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 	pos, total, spans, count := base+r.pos, r.total, r.spans, r.count
 	maxQuery := r.lim.MaxQuery
 	for len(spans) < count {
-		// Fast path: "$<digits>\r\n" with the whole header buffered.
+		// Fast paths: "$<digits>\r\n" with the whole header buffered;
+		// first the one- and two-digit lengths of typical items.
 		blen, start := 0, -1
-		if pos < len(buf) && buf[pos] == '$' {
+		if pos+5 <= len(buf) && buf[pos] == '$' && buf[pos+1]-'0' <= 9 {
+			d1 := int(buf[pos+1] - '0')
+			if buf[pos+2] == '\r' && buf[pos+3] == '\n' {
+				blen, start = d1, pos+4
+			} else if d2 := buf[pos+2] - '0'; d2 <= 9 && buf[pos+3] == '\r' && buf[pos+4] == '\n' {
+				blen, start = d1*10+int(d2), pos+5
+			}
+			if blen > maxBulk {
+				start = -1 // the general path reports it
+			}
+		}
+		if start < 0 && pos < len(buf) && buf[pos] == '$' {
 			q, v := pos+1, 0
 			for q < len(buf) && q-pos <= 10 {
 				c := buf[q]
