@@ -172,24 +172,36 @@
 // Builder keeps between builds.
 //
 // Against this repository's blocked Bloom filter (package bloom, FPR 1 %,
-// 9.90 bits/key), in one process, timed by thread CPU time (the minimum of
-// 3-5 rounds) on a shared 2-vCPU AMD EPYC under heavy load, so treat the
-// ratios as the result and the nanoseconds as ±50 %:
+// 9.90 bits/key), in one process, on a shared 2-vCPU AMD EPYC under heavy
+// load, so treat the ratios as the result and the nanoseconds as ±50 %.
+// Builds, timed by thread CPU time (the minimum of 3-5 rounds):
 //
 //	                         10^6 keys               10^7 keys
 //	                         Bloom  Ribbon  ratio    Bloom  Ribbon  ratio
 //	build from hashes ns/key  36.7   81.4   2.22     138.5  107.0   0.77
 //	build from keys   ns/key  53.8   91.2   1.70     153.8  111.7   0.73
-//	query, absent     ns/key  32.5   38.0   1.17      96.4  103.0   1.07
-//	query, present    ns/key  32.2   41.0   1.28     101.2  123.7   1.22
-//	batch, absent     ns/key  27.9   35.2   1.26      55.7   80.8   1.45
+//
+// Queries of uint64 hashes through the bench module's harness loop (one
+// call per key through a func value, as bench/cmd/benchreport does), the
+// two filters alternating in chunks of 8192 keys, the minimum over 400
+// chunks (the assembly kernel; the portable loop is about twice as slow):
+//
+//	                         10^6 keys               10^7 keys
+//	                         Bloom  Ribbon  ratio    Bloom  Ribbon  ratio
+//	query, present    ns/key  15.3   18.7   1.22      67.7   60.4   0.89
+//	query, absent     ns/key  21.8   19.2   0.88      58.5   55.7   0.95
+//	batch, absent     ns/key  10.2    8.5   0.83      11.9   11.8   0.99
 //
 // At 10^6 keys the build splits into about 22 ns/key for the sort, 38 for
 // banding and 23 for back-substitution. At 10^7 keys Ribbon builds faster
 // than Bloom: its passes are sequential, while every Bloom insert misses
-// the cache. A Ribbon query reads two blocks where a blocked Bloom query
-// reads one cache line, which shows most in batches, where the misses
-// overlap.
+// the cache. A Ribbon query reads three or four cache lines where a
+// blocked Bloom query reads one, but the loads are independent and issue
+// together, so a query waits about one miss latency, like Bloom's; Ribbon
+// pays in cache-line traffic and instructions (about 110 per query with
+// the kernel, against about 100 for Bloom, counted with callgrind). A
+// non-member costs Ribbon exactly what a member costs, while Bloom's early
+// exit on a non-member is a mispredicted branch.
 //
 // # Format
 //
