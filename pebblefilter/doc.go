@@ -79,7 +79,11 @@
 //
 // [Allocate] splits a filter memory budget across levels with package
 // monkey, weighting each level by the probability that a false positive
-// there turns into a real block read (levels whose data blocks fit in the
+// there turns into a real block read (levels whose data blocks stay in the
 // block cache cost little when their filter errs), and has a mode for
 // Get-heavy workloads, whose last-level filters Pebble never consults.
+// The weights come from a static cache model ([MissCosts]) or, better,
+// from a pilot run of the workload ([PilotCounts]: per level, data-block
+// reads per false positive and filter checks per lookup), so the
+// allocation follows what the cache actually holds.
 package pebblefilter

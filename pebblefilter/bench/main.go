@@ -48,17 +48,18 @@ import (
 )
 
 var (
-	dirFlag     = flag.String("dir", "", "working directory for the databases (default: a new temporary directory, removed at exit)")
-	keysFlag    = flag.Int("keys", 2_000_000, "keys in the database")
-	missingFlag = flag.Int("missing", 500_000, "lookups of missing keys per phase")
-	presentFlag = flag.Int("present", 200_000, "lookups of present keys per phase")
-	warmFlag    = flag.Int("warmup", 100_000, "warm-up lookups after each open (not measured)")
-	runsFlag    = flag.Int("runs", 3, "runs per configuration and cache size (latency is the median)")
-	cachesFlag  = flag.String("caches", "4,16,64", "block cache sizes in MiB")
-	configsFlag = flag.String("configs", "none,pebble-bloom10,bloom10,monkey,monkey-pilot,ribbon-l6,monkey-get", "configurations to run")
-	latFlag     = flag.String("latency-caches", "4,16,64", "cache sizes (MiB) measured -runs times; the others run once (counts are deterministic, only latency needs repeats)")
-	bitsFlag    = flag.Float64("bits", 10, "bits per key of the uniform configurations and the budget of the allocated ones")
-	minWFlag    = flag.Float64("min-weight", 0.01, "floor of the pilot-measured weights (monkey-pilot)")
+	dirFlag         = flag.String("dir", "", "working directory for the databases (default: a new temporary directory, removed at exit)")
+	keysFlag        = flag.Int("keys", 2_000_000, "keys in the database")
+	missingFlag     = flag.Int("missing", 500_000, "lookups of missing keys per phase")
+	presentFlag     = flag.Int("present", 200_000, "lookups of present keys per phase")
+	warmFlag        = flag.Int("warmup", 100_000, "warm-up lookups after each open (not measured)")
+	runsFlag        = flag.Int("runs", 3, "runs per configuration and cache size (latency is the median)")
+	cachesFlag      = flag.String("caches", "4,16,64", "block cache sizes in MiB")
+	configsFlag     = flag.String("configs", "none,pebble-bloom10,bloom10,monkey,monkey-pilot,ribbon-l6,monkey-get", "configurations to run")
+	latFlag         = flag.String("latency-caches", "4,16,64", "cache sizes (MiB) measured -runs times; the others run once (counts are deterministic, only latency needs repeats)")
+	bitsFlag        = flag.Float64("bits", 10, "bits per key of the uniform configurations and the budget of the allocated ones")
+	minWFlag        = flag.Float64("min-weight", 0.01, "floor of the pilot-measured weights (monkey-pilot)")
+	pilotRoundsFlag = flag.Int("pilot-rounds", 2, "pilot rounds of monkey-pilot: round 1 measures the uniform configuration, round r the plan of round r-1")
 )
 
 const (
@@ -652,7 +653,7 @@ func printShape(out *os.File, r runResult) {
 }
 
 func printConfigs(out *os.File, cfgs []config, caches []uint64, cells []cellView) {
-	fmt.Fprintf(out, "## Configurations and filter memory\n\nFilter KiB per level (bits per key in parentheses), from the tables' FilterSize property; the last column compares the total with ours uniform's (the allocated configurations must spend the same memory: within 1 %%).\n\n| configuration | cache MiB | L0 | L3 | L4 | L5 | L6 | total KiB (bits/key) | vs uniform |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(out, "## Configurations and filter memory\n\nFilter KiB per level (bits per key in parentheses), from the tables' FilterSize property; the last column compares the total with ours uniform's (measured, or the pilot's round 1 if uniform did not run; the allocated configurations must spend the same memory: within 1 %%).\n\n| configuration | cache MiB | L0 | L3 | L4 | L5 | L6 | total KiB (bits/key) | vs uniform |\n|---|---|---|---|---|---|---|---|---|\n")
 	total := func(r runResult) (tot, keys uint64) {
 		for _, s := range r.levels {
 			tot += s.filterBy
@@ -664,6 +665,11 @@ func printConfigs(out *os.File, cfgs []config, caches []uint64, cells []cellView
 	for _, c := range cells {
 		if c.cfg.name == configs()["bloom10"].name {
 			uniTotal, _ = total(c.runs[0])
+		}
+	}
+	for _, p := range pilots {
+		if uniTotal == 0 {
+			uniTotal = p.uniformFilterBytes // round 1 ran ours uniform
 		}
 	}
 	for _, c := range cells {
