@@ -19,7 +19,7 @@ const madvCollapse = 25
 // transparent huge pages (madvise MADV_HUGEPAGE; effective when
 // /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or "always").
 //
-// Why: a query reads two to five cache lines at a random place. With 4 KiB
+// Why: a query reads three or four cache lines at a random place. With 4 KiB
 // pages a solution of 10 MB spans 2 400 pages, more than the second-level
 // TLB covers, so most queries also walk the page table; with 2 MiB pages
 // it needs five TLB entries. Errors are ignored: the advice is an

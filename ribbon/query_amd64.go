@@ -81,8 +81,8 @@ func (f *Filter) setKernel() {
 // ContainsHash reports whether a key with hash h (from the filter's
 // hasher) may be in the set. It does not allocate.
 //
-// Cost: one 64-bit remix and five multiplications, then the key's
-// equation evaluated against 2 to 5 cache lines of the solution, loaded
+// Cost: one 64-bit remix (two multiplications) and four more, then the key's
+// equation evaluated against 3 or 4 cache lines of the solution, loaded
 // together and without data-dependent branches. On amd64 with AVX2 and
 // at most 8 columns this is the assembly kernel (about 90 instructions);
 // otherwise containsGeneric.

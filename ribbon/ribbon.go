@@ -18,9 +18,10 @@ var (
 // Filter is a static standard Ribbon filter with 128-bit bands. It is
 // immutable after Build or Decode and safe for concurrent queries.
 //
-// A query costs one 64-bit remix, five multiplications, and for each
-// result column three AND-ed words and a parity, reading the key's block
-// and the next one (2 to 5 cache lines, loaded together). No branch depends
+// A query costs one 64-bit remix (two multiplications), four more
+// multiplications, and for each result column three AND-ed words and a
+// parity, reading about 3·cols consecutive words of the solution (3 or 4
+// cache lines, loaded together; see seg). No branch depends
 // on the key, so the out-of-order core overlaps consecutive queries; on
 // amd64 with AVX2 filters with at most 8 columns (FPR above about 0.4 %)
 // are queried by an assembly kernel that evaluates all columns at once.
