@@ -127,6 +127,20 @@ func grow[E any](s []E, n int) []E {
 	return s[:n]
 }
 
+// growScratch is growZero for the large per-cell arrays: fresh ones are
+// placed on transparent huge pages where the platform allows (see
+// adviseHugePages), because construction updates cells all over them.
+func growScratch[E uint8 | uint64](s []E, n int) []E {
+	if cap(s) < n {
+		s = make([]E, n)
+		adviseScratch(s)
+		return s
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
 func growZero[E any](s []E, n int) []E {
 	if cap(s) < n {
 		return make([]E, n)
@@ -144,101 +158,135 @@ func (b *Builder) try(keys []uint64, blockLen, seed uint64) (int, bool) {
 	cells := int(3 * blockLen)
 	b.order = grow(b.order, n)
 	b.which = grow(b.which, n)
-	b.count = growZero(b.count, cells)
-	b.xors = growZero(b.xors, cells)
-	order, which, count, xors := b.order, b.which, b.count, b.xors
+	b.count = growScratch(b.count, cells)
+	b.xors = growScratch(b.xors, cells)
+	if cap(b.stack) < cells+3 {
+		b.stack = make([]uint32, cells+3)
+	}
+	b.starts = sortByFirst(keys, blockLen, seed, b.starts, b.order)
+	dups, ok := add(b.order, b.count, b.xors, blockLen)
+	if !ok {
+		return 0, false
+	}
+	peeled := peel(b.count, b.xors, b.order, b.which, b.stack[:cells+3], blockLen)
+	return peeled, peeled+dups == n
+}
 
-	// Counting sort of the mixed hashes by their top bits, which orders
-	// them by first position (multiply-shift is monotone in x): the
-	// updates of block 0 then sweep it in order and hit the cache, a
-	// third of all cell updates.
+// sortByFirst writes the mixed hashes of keys into order, stably sorted
+// by their top bits (counting sort), which orders them by first position
+// (multiply-shift is monotone in x): the updates of block 0 then sweep it
+// in order and hit the cache, a third of all cell updates. It returns the
+// bucket array for reuse.
+func sortByFirst(keys []uint64, blockLen, seed uint64, starts []uint32, order []uint64) []uint32 {
 	bbits := uint(max(0, min(16, bits.Len64(blockLen)-10)))
-	b.starts = growZero(b.starts, 1<<bbits+1)
-	starts := b.starts
+	starts = growZero(starts, 1<<bbits+1)
 	shift := 64 - bbits
+	bmask := uint64(1)<<bbits - 1
 	for _, k := range keys {
-		starts[mix(k, seed)>>shift&(1<<bbits-1)]++
+		starts[mix(k, seed)>>shift&bmask]++
 	}
 	var sum uint32
 	for i, c := range starts {
 		starts[i] = sum
 		sum += c
 	}
+	order = order[:len(keys)]
 	for _, k := range keys {
 		x := mix(k, seed)
-		s := x >> shift & (1<<bbits - 1)
+		s := x >> shift & bmask
 		order[starts[s]] = x
 		starts[s]++
 	}
+	return starts
+}
 
-	// Add every key to its three cells. A count byte holds 4 times the
-	// number of keys plus, in its low two bits, the XOR of the position
-	// indices (0, 1, 2) by which they reach the cell: with one key left,
-	// the low bits say which of its positions the cell is. A cell whose
-	// hash XOR returns to 0 with two keys holds two equal hashes: the
-	// duplicate is taken out again. More than 63 keys in a cell means
-	// duplicates too; the attempt fails and Build deduplicates.
-	dups := 0
+// add adds every key of order to its three cells (see Builder). A count
+// byte holds 4 times the number of keys plus, in its low two bits, the XOR
+// of the position indices (0, 1, 2) by which they reach the cell: with one
+// key left, the low bits say which of its positions the cell is. A cell
+// whose hash XOR returns to 0 with two keys holds two equal hashes: the
+// duplicate is taken out again and counted in dups. More than 63 keys in a
+// cell means duplicates too; the attempt fails (ok false) and Build
+// deduplicates.
+func add(order []uint64, count []uint8, xors []uint64, blockLen uint64) (dups int, ok bool) {
+	xors = xors[:len(count)]
 	for _, x := range order {
 		p := positions(x, blockLen)
-		c0, c1, c2 := count[p[0]]+4, count[p[1]]+4, count[p[2]]+4
+		p0, p1, p2 := p[0], p[1], p[2]
+		c0, c1, c2 := count[p0]+4, count[p1]+4, count[p2]+4
 		if c0 < 4 || c1 < 4 || c2 < 4 {
 			return 0, false
 		}
-		count[p[0]], count[p[1]], count[p[2]] = c0, c1^1, c2^2
-		xors[p[0]] ^= x
-		xors[p[1]] ^= x
-		xors[p[2]] ^= x
-		if (xors[p[0]] == 0 && c0>>2 == 2) || (xors[p[1]] == 0 && c1>>2 == 2) || (xors[p[2]] == 0 && c2>>2 == 2) {
-			count[p[0]] -= 4
-			count[p[1]] = (count[p[1]] - 4) ^ 1
-			count[p[2]] = (count[p[2]] - 4) ^ 2
-			xors[p[0]] ^= x
-			xors[p[1]] ^= x
-			xors[p[2]] ^= x
+		count[p0], count[p1], count[p2] = c0, c1^1, c2^2
+		x0, x1, x2 := xors[p0]^x, xors[p1]^x, xors[p2]^x
+		xors[p0], xors[p1], xors[p2] = x0, x1, x2
+		if (x0 == 0 && c0>>2 == 2) || (x1 == 0 && c1>>2 == 2) || (x2 == 0 && c2>>2 == 2) {
+			count[p0], count[p1], count[p2] = c0-4, c1-4, c2-4
+			xors[p0], xors[p1], xors[p2] = x0^x, x1^x, x2^x
 			dups++
 		}
 	}
-
-	// Peel: scan the cells; from every cell with one key, peel depth-first
-	// through the cells this leaves with one key. Each cell is pushed at
-	// most once (a pushed cell has one key and counts only fall), so the
-	// stack never holds more than cells entries. Pushes are branch-free
-	// (write, then advance the top only if the cell qualifies), because
-	// whether a cell drops to one key is unpredictable.
-	if cap(b.stack) < cells+3 {
-		b.stack = make([]uint32, cells+3)
-	}
-	stack := b.stack[:cells+3]
-	peeled := 0
-	for i := range cells {
-		stack[0] = uint32(i)
-		top := isOne(count[i])
-		for top > 0 {
-			top--
-			c := stack[top]
-			if count[c]>>2 != 1 {
-				continue // its key was peeled through another cell
-			}
-			x := xors[c]
-			order[peeled] = x
-			which[peeled] = count[c] & 3
-			peeled++
-			for j, q := range positions(x, blockLen) {
-				xors[q] ^= x
-				cq := (count[q] - 4) ^ uint8(j)
-				count[q] = cq
-				stack[top] = uint32(q)
-				top += isOne(cq)
-			}
-		}
-	}
-	return peeled, peeled+dups == n
+	return dups, true
 }
 
-// isOne returns 1 if the count byte c says one key, else 0, without a
-// branch: (c>>2)^1 is 0 exactly then, and 0-1 wraps to set the top bit.
-func isOne(c uint8) int { return int((uint64(c>>2^1) - 1) >> 63) }
+// peel scans the cells; from every cell with one key, it peels depth-first
+// through the cells this leaves with one key, recording each peeled key in
+// order and the position index of its cell in which. Each cell is pushed
+// at most once (a pushed cell has one key and counts only fall), so stack
+// needs at most len(count) entries, plus 3 for the writes of the
+// branch-free pushes (whether a cell drops to one key is unpredictable).
+// It returns the number of keys peeled.
+func peel(count []uint8, xors, order []uint64, which []uint8, stack []uint32, blockLen uint64) int {
+	xors = xors[:len(count)]
+	peeled := 0
+	for i, ci := range count {
+		if ci&^3 != 4 {
+			continue
+		}
+		c, top := uint32(i), 0
+		for {
+			if cc := count[c]; cc&^3 == 4 {
+				x := xors[c]
+				order[peeled] = x
+				which[peeled] = cc & 3
+				peeled++
+				p := positions(x, blockLen)
+				p0, p1, p2 := p[0], p[1], p[2]
+				xors[p0] ^= x
+				c0 := count[p0] - 4
+				count[p0] = c0
+				stack[top] = uint32(p0)
+				top += one(c0)
+				xors[p1] ^= x
+				c1 := (count[p1] - 4) ^ 1
+				count[p1] = c1
+				stack[top] = uint32(p1)
+				top += one(c1)
+				xors[p2] ^= x
+				c2 := (count[p2] - 4) ^ 2
+				count[p2] = c2
+				stack[top] = uint32(p2)
+				top += one(c2)
+			}
+			if top == 0 {
+				break
+			}
+			top--
+			c = stack[top]
+		}
+	}
+	return peeled
+}
+
+// one returns 1 if the count byte c says one key, else 0, without a
+// branch.
+func one(c uint8) int {
+	var r int
+	if c&^3 == 4 {
+		r = 1
+	}
+	return r
+}
 
 // assign fills a new fingerprint array in reverse peel order: each key's
 // peeled cell is still zero and belongs to no key assigned later, so

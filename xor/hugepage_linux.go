@@ -7,22 +7,37 @@ import (
 	"unsafe"
 )
 
-// hugePageMin is the array size from which adviseHugePages asks for
-// transparent huge pages.
-const hugePageMin = 16 << 20
+// hugePageMin is the array size from which the functions below ask for
+// transparent huge pages. At 4 MiB an array spans 1024 small pages, half
+// the second-level TLB of current x86 cores, and random reads already
+// miss it often; below, the 2 MiB-aligned interior that can be advised is
+// too small a part of the array to matter.
+const hugePageMin = 4 << 20
 
 // adviseHugePages asks Linux to back the 2 MiB-aligned interior of a large,
 // freshly allocated (not yet written) array with transparent huge pages
 // (madvise MADV_HUGEPAGE; it has an effect when
 // /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or "always").
 //
-// Why: a query reads 3 or 4 random cells. With 4 KiB pages an array of
+// Why: a query reads 3 random cells. With 4 KiB pages an array of
 // 100 MiB spans 25 600 pages, far more than the TLB holds, so nearly every
 // cell read also needs a page-table walk, and the few page walkers of a
 // core, not DRAM, bound how many misses can be in flight. With 2 MiB pages
 // the same array needs 50 TLB entries. Errors are ignored: the advice is an
 // optimisation and the array works the same without it.
 func adviseHugePages(s []uint8) { madviseInterior(s, syscall.MADV_HUGEPAGE) }
+
+// adviseScratch is adviseHugePages for the Builder's per-cell arrays, whose
+// cells construction updates in random order (9 bytes per cell: 110 MB
+// for 10^7 keys); huge pages also cut the page faults of a fresh array by
+// 512 times.
+func adviseScratch[E uint8 | uint64](s []E) {
+	if len(s) == 0 {
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(s[0]))
+	madviseInterior(b, syscall.MADV_HUGEPAGE)
+}
 
 // madvCollapse is MADV_COLLAPSE (Linux 6.1), missing from package syscall.
 const madvCollapse = 25

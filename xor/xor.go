@@ -46,8 +46,10 @@
 //
 // A query costs one hash and 3 independent cell reads (3 cache misses at
 // most). ContainsBatch prefetches the cells of the next 32 keys while it
-// checks the current ones. On Linux, arrays of 16 MiB and more are placed
-// on transparent huge pages (see hugepage_linux.go). Filters are
+// checks the current ones. On Linux, arrays of 4 MiB and more are placed
+// on transparent huge pages (see hugepage_linux.go), and so are the
+// Builder's per-cell scratch arrays, which construction updates in random
+// order. Filters are
 // immutable and safe for concurrent use; Builders are not.
 //
 // # Format
