@@ -24,19 +24,21 @@ const madvCollapse = 25
 // TLB covers, so most queries also walk the page table; with 2 MiB pages
 // it needs five TLB entries. Errors are ignored: the advice is an
 // optimisation and the solution works the same without it.
-func adviseHugePages(s []uint64) { madviseInterior(s, syscall.MADV_HUGEPAGE) }
+func adviseHugePages(s []uint64) { _ = madviseInterior(s, syscall.MADV_HUGEPAGE) }
 
 // collapseHugePages asks Linux to move the 2 MiB-aligned interior of a
 // solution that has just been filled onto huge pages now (MADV_COLLAPSE),
 // for memory the allocator handed out already mapped with 4 KiB pages,
 // which adviseHugePages cannot change. It costs about one copy, once per
 // build or decode; older kernels refuse it and nothing changes.
-func collapseHugePages(s []uint64) { madviseInterior(s, madvCollapse) }
+func collapseHugePages(s []uint64) { _ = madviseInterior(s, madvCollapse) }
 
-func madviseInterior(s []uint64, advice int) {
+// madviseInterior applies advice to the 2 MiB-aligned interior of s when
+// s is at least hugePageMin bytes, and returns madvise's error.
+func madviseInterior(s []uint64, advice int) error {
 	size := uintptr(len(s)) * 8
 	if size < hugePageMin {
-		return
+		return nil
 	}
 	const huge = 2 << 20
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), size)
@@ -44,7 +46,7 @@ func madviseInterior(s []uint64, advice int) {
 	lo := (start+huge-1)&^(huge-1) - start
 	hi := (start+size)&^(huge-1) - start
 	if hi <= lo {
-		return
+		return nil
 	}
-	_ = syscall.Madvise(b[lo:hi], advice)
+	return syscall.Madvise(b[lo:hi], advice)
 }
