@@ -171,6 +171,22 @@ func grow[E any](s []E, n int) []E {
 	return s[:n]
 }
 
+// growScratch is grow (growZero if zero) for the large scratch arrays:
+// fresh ones are placed on transparent huge pages where the platform
+// allows (see adviseScratch).
+func growScratch[E uint8 | uint32 | uint64](s []E, n int, zero bool) []E {
+	if cap(s) < n {
+		s = make([]E, n)
+		adviseScratch(s)
+		return s
+	}
+	s = s[:n]
+	if zero {
+		clear(s)
+	}
+	return s
+}
+
 // growZero is grow with all n elements zero (fresh memory is not cleared
 // twice).
 func growZero[E any](s []E, n int) []E {
@@ -195,14 +211,12 @@ func growZero[E any](s []E, n int) []E {
 func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	n := len(keys)
 	cells := int(g.cells)
-	b.order = grow(b.order, n)
-	b.which = grow(b.which, n)
-	b.count = growZero(b.count, cells)
-	b.xors = growZero(b.xors, cells)
+	b.order = growScratch(b.order, n, false)
+	b.which = growScratch(b.which, n, false)
+	b.count = growScratch(b.count, cells, true)
+	b.xors = growScratch(b.xors, cells, true)
 	b.starts = growZero(b.starts, int(g.segCount))
-	if cap(b.stack) < cells+4 {
-		b.stack = make([]uint32, cells+4)
-	}
+	b.stack = growScratch(b.stack, cells+4, false)
 	// 1. Sort the mixed hashes by the segment of their first position,
 	// so that adding them sweeps the array from left to right within a
 	// few segments' worth of cache. 2. Add every key to its cells. 3.

@@ -28,6 +28,18 @@ const hugePageMin = 4 << 20
 // optimisation and the array works the same without it.
 func adviseHugePages[T Fingerprint](s []T) { madviseInterior(s, syscall.MADV_HUGEPAGE) }
 
+// adviseScratch is adviseHugePages for the Builder's scratch arrays (about
+// 24 bytes per key): on huge pages a fresh array takes 512 times fewer
+// page faults, and the cell updates, which stay within a few segments but
+// jump between them, miss the TLB less.
+func adviseScratch[E uint8 | uint32 | uint64](s []E) {
+	if len(s) == 0 {
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), uintptr(len(s))*unsafe.Sizeof(s[0]))
+	madviseInterior(b, syscall.MADV_HUGEPAGE)
+}
+
 // madvCollapse is MADV_COLLAPSE (Linux 6.1), missing from package syscall.
 const madvCollapse = 25
 
