@@ -80,11 +80,12 @@ const FingerprintBits = 8
 //
 // A Filter is safe for concurrent use by any number of goroutines.
 type Filter struct {
-	hasher   hashing.Hasher
-	seed     uint64
-	n        int
-	blockLen uint64
+	// The fields a query reads come first and share one cache line.
 	fps      []uint8
+	seed     uint64
+	blockLen uint64
+	hasher   hashing.Hasher
+	n        int
 }
 
 var (
