@@ -261,10 +261,12 @@ func lowerInto(buf []byte, b []byte) []byte {
 }
 
 // FlushStats adds the calls connection c counted locally to the shared
-// per-command counters and TotalCommands. The connection calls it before sending
-// replies, so every acknowledged command is counted; Exec calls it before
-// a command other than the one being counted, so a connection's own INFO
-// and CONFIG RESETSTAT see its earlier commands.
+// per-command counters and TotalCommands. The connection calls it before
+// sending replies, so every acknowledged command is counted; Exec calls
+// it before a command other than the one being counted, so a connection's
+// own INFO and CONFIG RESETSTAT see its earlier commands. Another
+// connection's pending calls (at most one pipeline's) are added when it
+// replies, even if a CONFIG RESETSTAT ran meanwhile.
 func (e *Env) FlushStats(c *Conn) {
 	if c.pending != nil && c.pendingCalls > 0 {
 		c.pending.calls.Add(c.pendingCalls)
