@@ -250,24 +250,11 @@ func (r *Reader) line(p int) (line []byte, next int, err error) {
 	return line, p + i + 1, nil
 }
 
-// bulkHeader parses a "$<len>\r\n" line at absolute offset p: the common
-// case (digits, CRLF) directly, anything else through line for the same
-// errors as any other line. next < 0 means the line is incomplete.
+// bulkHeader parses a "$<len>\r\n" line at absolute offset p through
+// line, for the same errors as any other line (parseMultibulk handles the
+// common well-formed header itself). next < 0 means the line is
+// incomplete.
 func (r *Reader) bulkHeader(p, maxBulk int) (blen, next int, err error) {
-	b := r.buf[:r.w]
-	if p < len(b) && b[p] == '$' {
-		q, v := p+1, 0
-		for q < len(b) && q-p <= 10 && b[q] >= '0' && b[q] <= '9' {
-			v = v*10 + int(b[q]-'0')
-			q++
-		}
-		if q > p+1 && q+1 < len(b) && b[q] == '\r' && b[q+1] == '\n' {
-			if v > maxBulk {
-				return 0, 0, protoErr("invalid bulk length")
-			}
-			return v, q + 2, nil
-		}
-	}
 	line, next, err := r.line(p)
 	if err != nil || next < 0 {
 		return 0, next, err
