@@ -115,7 +115,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		return nil, corrupt("victim fingerprint %d in bucket %d", vTag, vIndex)
 	}
 	f := newFilter(m, fb, int(capacity), h)
-	f.data = make([]byte, len(payload)+padding)
+	f.data = newTable(uint64(len(payload)) + padding)
 	copy(f.data, payload)
 	if rem := m * BucketSize * uint64(fb) % 8; rem != 0 && payload[len(payload)-1]>>rem != 0 {
 		return nil, corrupt("non-zero bits after the last bucket")
