@@ -4,7 +4,11 @@ import "github.com/bloomery/bloomery/hashing"
 
 // The phases of one construction attempt (see Builder.try), as plain
 // functions of the scratch slices: small bodies keep the loop state in
-// registers. 3-wise and 4-wise variants are written out separately.
+// registers. 3-wise and 4-wise variants are written out separately, with
+// the position arithmetic of positions3 and positions4 inlined by hand
+// (any difference would make the no-false-negative and golden tests
+// fail). The peel order they produce, and so the bytes Build writes, are
+// the same as before the split.
 
 // bySegment writes mix(k, seed) for every key into order, stably sorted by
 // the segment of the key's first position: floor(x*segCount/2^64), which
