@@ -243,39 +243,53 @@ func bfAdd(x *Ctx) bool {
 
 // bfAddMany adds items and writes the array reply: one boolean per item,
 // or the results so far and one error element where an add failed.
+//
+// The items are hashed a block at a time and added with the chain's
+// AddHashBatch, which checks a whole block against every link before
+// taking it in order (the memory loads of independent items overlap) and
+// gives exactly the replies and bits of one add after another. It stops
+// before a new item that needs a new link; that one goes through
+// bfAddHash, which checks the memory limit and BloomMaxLinks, grows the
+// chain (or fails, ending the command) and accounts the growth.
 func (x *Ctx) bfAddMany(b keyspace.Bloom, items [][]byte) bool {
 	// The array length must be known first: find where (if anywhere) the
-	// adds stop by running them, buffering the results in a bitmap.
-	var small [4]uint64
+	// adds stop by running them, buffering the results.
+	var small [256]bool
 	res := small[:]
-	if n := (len(items) + 63) / 64; n > len(res) {
-		res = make([]uint64, n)
+	if len(items) > len(res) {
+		res = make([]bool, len(items))
 	}
-	dirty := false
 	errText := ""
 	done := 0
-	// Hash a block of items first, then add them in order (each add must
-	// see the ones before it): the hashing loop runs without the chain's
-	// branches and memory loads in between.
 	var hs [64]uint64
 	hasher := b.Hasher()
-	for base := 0; base < len(items) && errText == ""; base += len(hs) {
-		block := items[base:min(base+len(hs), len(items))]
+	for done < len(items) && errText == "" {
+		block := items[done:min(done+len(hs), len(items))]
 		for j, it := range block {
 			hs[j] = hasher.Sum64(it)
 		}
-		for j := range block {
+		out := res[done : done+len(block)]
+		for j := 0; j < len(block); {
+			j += b.AddHashBatch(hs[j:len(block)], out[j:])
+			if j == len(block) {
+				break
+			}
 			added, e := x.bfAddHash(b, hs[j])
 			if e != "" {
 				errText = e
+				block = block[:j]
 				break
 			}
-			if added {
-				i := base + j
-				res[i/64] |= 1 << (i % 64)
-				dirty = true
-			}
-			done++
+			out[j] = added
+			j++
+		}
+		done += len(block)
+	}
+	dirty := false
+	for _, ok := range res[:done] {
+		if ok {
+			dirty = true
+			break
 		}
 	}
 	n := done
@@ -283,15 +297,7 @@ func (x *Ctx) bfAddMany(b keyspace.Bloom, items [][]byte) bool {
 		n++
 	}
 	x.W.Array(n)
-	var block [64]bool
-	for base := 0; base < done; base += len(block) {
-		m := min(done-base, len(block))
-		for j := range m {
-			i := base + j
-			block[j] = res[i/64]&(1<<(i%64)) != 0
-		}
-		x.W.Bools(block[:m])
-	}
+	x.W.Bools(res[:done])
 	if errText != "" {
 		x.W.Error(errText)
 	}

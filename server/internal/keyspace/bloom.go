@@ -48,6 +48,10 @@ var ErrBloomFull = fmt.Errorf("bloom: non scaling filter is full: %w", bloomery.
 
 // Bloom is a BF.* key. The embedded filter answers Contains,
 // ContainsBatch, NumLinks and NextLinkBytes; Add below replaces its Add.
+// Its AddHashBatch may be used directly (BF.MADD, BF.INSERT): it never
+// appends a link, stopping before a new item that needs one, which then
+// goes through AddHash here. Its AddBatch and TryAddBatch grow the chain
+// without the BloomMaxLinks limit, so BF.* code does not use them.
 type Bloom struct {
 	*scalable.Filter
 	C *Counters
