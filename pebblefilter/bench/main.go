@@ -753,7 +753,7 @@ func printResults(out *os.File, cache uint64, rows []row) {
 				float64(median(meds))/1e3, float64(p.p99)/1e3, same)
 		}
 	}
-	fmt.Fprintf(out, "\nData-block reads per missing-key seek, by level:\n\n| configuration | L0 | L3 | L4 | L5 | L6 |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(out, "\nData-block reads per missing-key seek, by level, and the exact total count over the phase:\n\n| configuration | L0 | L3 | L4 | L5 | L6 | total reads (lookups) |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		p := r.runs[0].phases[1]
 		if p.ops == 0 {
@@ -763,7 +763,7 @@ func printResults(out *os.File, cache uint64, rows []row) {
 		for _, l := range []int{0, 3, 4, 5, 6} {
 			cols = append(cols, fmt.Sprintf("%.4f", float64(p.io.reads[l][classData])/float64(p.ops)))
 		}
-		fmt.Fprintf(out, "| %s | %s |\n", r.cfg.name, strings.Join(cols, " | "))
+		fmt.Fprintf(out, "| %s | %s | %d (%d) |\n", r.cfg.name, strings.Join(cols, " | "), p.io.total(classData), p.ops)
 	}
 	fmt.Fprintln(out)
 }
