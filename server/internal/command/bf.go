@@ -285,13 +285,13 @@ func (x *Ctx) bfAddMany(b keyspace.Bloom, items [][]byte) bool {
 		}
 		done += len(block)
 	}
-	dirty := false
+	added := 0
 	for _, ok := range res[:done] {
 		if ok {
-			dirty = true
-			break
+			added++
 		}
 	}
+	x.logAdded(items, res[:done], added)
 	n := done
 	if errText != "" {
 		n++
@@ -301,7 +301,34 @@ func (x *Ctx) bfAddMany(b keyspace.Bloom, items [][]byte) bool {
 	if errText != "" {
 		x.W.Error(errText)
 	}
-	return dirty
+	return added > 0
+}
+
+// logAdded makes the log record, when some but not all items were added,
+// the command with only the added items, in order (items is the tail of
+// x.Args; they are moved to its front in place, x.Args is not used after
+// the command). An item that was not added changed nothing, so replaying
+// the added ones on the same state adds each of them again, and the
+// replayed filter is the same. The log then grows with what changed, not
+// with what was asked: a MADD of 100 mostly present items, the usual
+// deduplication load, logs a few items instead of all of them, and the
+// log is rewritten that much less often. It also keeps replay from going
+// past an item that failed (OOM, a full chain), which the memory gate,
+// off during replay, would otherwise let through. When every item was
+// added the command as received is logged (no re-encoding); when none
+// was but the command created the key, it too.
+func (x *Ctx) logAdded(items [][]byte, res []bool, added int) {
+	if added == 0 || added == len(items) {
+		return
+	}
+	j := 0
+	for i, ok := range res {
+		if ok {
+			items[j] = items[i]
+			j++
+		}
+	}
+	x.LogArgs = x.Args[:len(x.Args)-len(items)+added]
 }
 
 func bfMAdd(x *Ctx) bool {
