@@ -19,6 +19,15 @@
 // (the program checks that the other runs give the same counts); latency
 // is the median over runs of each run's median.
 //
+// Configuration monkey-pilot allocates with weights measured by a pilot
+// (pilot.go): per cache size, a separate database with the uniform filters
+// replays the warm-up, Get-miss and Seek-miss phases with keys the measured
+// runs never use, counting per level filter checks, false positives and
+// data-block reads; round r > 1 replays it with round r-1's plan. The
+// weights (reads per false positive) and probes (checks per lookup) go to
+// pebblefilter.Allocate at the uniform budget; the report prints them and
+// checks that every allocated configuration spends uniform's filter memory.
+//
 //	cd pebblefilter && go run ./bench -dir /tmp/lsm > out.md
 package main
 
