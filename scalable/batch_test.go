@@ -201,7 +201,7 @@ func TestBatchFullSize(t *testing.T) {
 	if !bytes.Equal(mustMarshal(t, bat), mustMarshal(t, seq)) {
 		t.Fatal("encodings differ")
 	}
-	if bat.NumLinks() < 8 {
+	if bat.NumLinks() < 7 { // 10^5 keys from 1000 need 7 links, 10^6 need 10
 		t.Fatalf("%d links: no growth exercised", bat.NumLinks())
 	}
 	hashes := make([]uint64, n)
