@@ -68,7 +68,9 @@ var (
 	latFlag         = flag.String("latency-caches", "4,16,64", "cache sizes (MiB) measured -runs times; the others run once (counts are deterministic, only latency needs repeats)")
 	bitsFlag        = flag.Float64("bits", 10, "bits per key of the uniform configurations and the budget of the allocated ones")
 	minWFlag        = flag.Float64("min-weight", 0.01, "floor of the pilot-measured weights (monkey-pilot)")
-	pilotRoundsFlag = flag.Int("pilot-rounds", 2, "pilot rounds of monkey-pilot: round 1 measures the uniform configuration, round r the plan of round r-1")
+	pilotRoundsFlag = flag.Int("pilot-rounds", 2, "pilot rounds of monkey-pilot: round 1 measures the uniform configuration, round r the plan of round r-1 (with -pilot-tol: the most rounds)")
+	pilotTolFlag    = flag.Float64("pilot-tol", 0, "if > 0, stop the pilot early at the first round whose re-allocation lowers the modelled reads (at that round's measured weights) by less than this fraction: the plan is a fixed point")
+	keysetFlag      = flag.Int("keyset", 1, "key set of the measured runs, 1-29: missing-key streams 2k+1 and 2k+2 for k > 1 (1: streams 1 and 2), disjoint from the pilot's 3 and 4, and a different draw of present keys; to see how much a result depends on the lookup sample")
 )
 
 const (
@@ -369,9 +371,20 @@ type keyStreams struct {
 }
 
 var (
-	measuredKeys = keyStreams{missing: 1, warm: 2, presentSalt: 0x13198a2e03707344}
+	measuredKeys = keySet(1)
 	pilotKeys    = keyStreams{missing: 3, warm: 4, presentSalt: 0xa4093822299f31d0}
 )
+
+// keySet returns the streams of measured key set k (1 to 29): set 1 is
+// streams 1 and 2, set k > 1 streams 2k+1 and 2k+2 (5 and 6, 7 and 8,
+// ...), so no set shares a missing-key stream with another or with the
+// pilot (3 and 4), and every stream fits genKey's 6 stream bits.
+func keySet(k int) keyStreams {
+	if k == 1 {
+		return keyStreams{missing: 1, warm: 2, presentSalt: 0x13198a2e03707344}
+	}
+	return keyStreams{missing: uint64(2*k + 1), warm: uint64(2*k + 2), presentSalt: splitmix(0x082efa98ec4e6c89 ^ uint64(k))}
+}
 
 // measure opens the database in dir with a fresh block cache and runs the
 // warm-up and the four phases. A pilot run uses pilotKeys, wraps the
@@ -509,6 +522,13 @@ func sameCounts(a, b runResult) bool {
 func main() {
 	flag.Parse()
 	log.SetFlags(0)
+	if *keysetFlag < 1 || *keysetFlag > 29 {
+		log.Fatalf("-keyset %d outside 1-29", *keysetFlag)
+	}
+	if !(*pilotTolFlag >= 0 && *pilotTolFlag < 1) {
+		log.Fatalf("-pilot-tol %v outside [0, 1)", *pilotTolFlag)
+	}
+	measuredKeys = keySet(*keysetFlag)
 	dir := *dirFlag
 	if dir == "" {
 		var err error

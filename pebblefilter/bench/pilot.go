@@ -80,6 +80,9 @@ var pilots = map[uint64]*pilotResult{}
 // positives (a block read once stays cached for a while, so the first
 // false positives on a block cost more than the later ones), so the weight
 // that matters is the one at the operating point the allocation produces.
+// With -pilot-tol the rounds stop at a fixed point: the first round whose
+// own re-allocation lowers the modelled reads Σ t_i·w_i·p_i (at the
+// weights it measured) by less than the tolerance.
 func pilotPlan(cacheBytes uint64) (*pilotResult, error) {
 	if p, ok := pilots[cacheBytes]; ok {
 		return p, nil
@@ -134,6 +137,13 @@ func pilotPlan(cacheBytes uint64) (*pilotResult, error) {
 		}
 		res.rounds = append(res.rounds, rd)
 		res.plan, res.probes, specs = rd.plan, rd.probes, rd.plan.Specs
+		if *pilotTolFlag > 0 && rd.predPlan >= rd.predRan*(1-*pilotTolFlag) {
+			// The filters this round ran with are already (within tol)
+			// optimal for the weights measured with them: a fixed point.
+			// Its plan differs from them by less than the tolerance.
+			log.Printf("pilot (cache %d MiB): fixed point after round %d (modelled gain %.2f%% < %g%%)", cacheBytes>>20, r+1, 100*(1-rd.predPlan/rd.predRan), 100**pilotTolFlag)
+			break
+		}
 	}
 	if err := os.RemoveAll(filepath.Join(benchDir, "pilot")); err != nil {
 		return nil, err
