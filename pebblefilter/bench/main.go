@@ -27,6 +27,10 @@
 // weights (reads per false positive) and probes (checks per lookup) go to
 // pebblefilter.Allocate at the uniform budget; the report prints them and
 // checks that every allocated configuration spends uniform's filter memory.
+// With -pilot-tol the rounds continue (up to -pilot-rounds) until a fixed
+// point: a round whose re-allocation would lower the modelled reads by less
+// than the tolerance. -keyset selects another sample of measured lookup
+// keys (never the pilot's), to see how much a result owes to the sample.
 //
 //	cd pebblefilter && go run ./bench -dir /tmp/lsm > out.md
 package main
