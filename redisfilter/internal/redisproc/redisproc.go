@@ -114,8 +114,13 @@ func (s *Server) args() []string {
 		a = append(a, "--appendonly", "no")
 	}
 	if s.cluster {
+		// Redis's default node timeout (15 s): with 1 s a node of a test
+		// cluster on a loaded 2-core machine (race detector, parallel
+		// builds) was marked failed and the cluster answered CLUSTERDOWN
+		// in the middle of a test. Tests that stop a node do not wait for
+		// failure detection.
 		a = append(a, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(s.Dir, "nodes.conf"),
-			"--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "yes")
+			"--cluster-node-timeout", "15000", "--cluster-require-full-coverage", "yes")
 	}
 	return a
 }
