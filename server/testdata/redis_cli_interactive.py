@@ -10,8 +10,9 @@ pid, fd = pty.fork()
 if pid == 0:
     os.execvp("redis-cli", ["redis-cli", "-p", port] + extra)
 out = b""
+queries = 0  # cursor-position queries answered
 def pump(t):
-    global out
+    global out, queries
     end = time.time() + t
     while time.time() < end:
         r, _, _ = select.select([fd], [], [], 0.05)
@@ -24,8 +25,10 @@ def pump(t):
         if not data:
             return False
         out += data
-        if b"\x1b[6n" in data:
-            os.write(fd, b"\x1b[1;1R")
+        n = data.count(b"\x1b[6n")
+        if n:
+            queries += n
+            os.write(fd, b"\x1b[1;1R" * n)
     return True
 def wait_for(marker, timeout):
     end = time.time() + timeout
@@ -33,11 +36,22 @@ def wait_for(marker, timeout):
         if not pump(0.1):
             return
 
+def wait_query(q0, timeout):
+    end = time.time() + timeout
+    while queries <= q0 and time.time() < end:
+        if not pump(0.1):
+            return
+
 # Wait for the first prompt, then type each command; an ECHO of a marker at
 # the end tells when every reply has been printed (redis-cli is sequential).
+# Each new prompt starts with a cursor-position query (the pty has no window
+# size); the next command is typed only after that query was answered, or
+# linenoise would read the typed keys as a malformed answer and drop them.
 wait_for(b"> ", 15)
 for c in cmds + ["echo __END__"]:
+    q0 = queries
     os.write(fd, c.encode() + b"\r")
+    wait_query(q0, 5)
     pump(0.05)
 wait_for(b'"__END__"', 30)
 os.write(fd, b"quit\r")
