@@ -1,6 +1,0 @@
-//go:build !linux
-
-package bloom
-
-// adviseHugePages is a no-op outside Linux.
-func adviseHugePages([]uint64) {}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package hugepage
+
+// Advise does nothing outside Linux.
+func Advise[E any](s []E, min uintptr) error { return nil }
+
+// Collapse does nothing outside Linux.
+func Collapse[E any](s []E, min uintptr) error { return nil }
