@@ -70,6 +70,6 @@ func (f *Blocked) plan(hashes []uint64, offs *[batchGroup]uint64) int {
 	for i, h := range hashes[:g] {
 		offs[i] = f.offset(h)
 	}
-	prefetch(f.words, offs[:g], f.concurrent)
+	prefetchLines(f.words, offs[:g], f.concurrent)
 	return g
 }

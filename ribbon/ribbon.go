@@ -308,7 +308,7 @@ func (f *Filter) containsBatchGeneric(hashes []uint64, out []bool) {
 			offs[4*i+2] = first + 16
 			offs[4*i+3] = first + 24
 		}
-		prefetch(f.data, offs[:4*g])
+		prefetchLines(f.data, offs[:4*g])
 		for i, h := range hashes[:g] {
 			out[i] = f.ContainsHash(h)
 		}

@@ -1,7 +1,7 @@
 //go:build !purego
 
 // Package prefetch hints array cells into the cache ahead of use. The
-// batch queries of the fuse and xor families compute the cells of a group
+// batch queries of the bloom, ribbon, fuse and xor families compute the cells of a group
 // of keys, prefetch them, and check them only after the next group's
 // prefetches are issued. A prefetch retires at once, unlike a load, so a
 // core can have far more of them in flight than the loads its reorder
@@ -9,8 +9,8 @@
 // arrays much larger than the cache.
 package prefetch
 
-// Index8 and Index16 (prefetch_amd64.s) issue PREFETCHT0 for base[idx[i]],
-// i < n, on arrays of 8- and 16-bit cells. Every idx[i] must be a valid
+// Index8, Index16 and Index64 (prefetch_amd64.s) issue PREFETCHT0 for
+// base[idx[i]], i < n, on arrays of 8-, 16- and 64-bit cells. Every idx[i] must be a valid
 // index (a prefetch of a bad address does not fault, but callers never
 // pass one).
 //
@@ -20,5 +20,8 @@ func Index8(base *uint8, idx *uint64, n int)
 //go:noescape
 func Index16(base *uint16, idx *uint64, n int)
 
-// Enabled reports whether Index8/Index16 issue real prefetches.
+//go:noescape
+func Index64(base *uint64, idx *uint64, n int)
+
+// Enabled reports whether the Index functions issue real prefetches.
 const Enabled = true

@@ -35,3 +35,20 @@ loop16:
 	JNZ loop16
 done16:
 	RET
+
+// func Index64(base *uint64, idx *uint64, n int)
+// Issues PREFETCHT0 for base[idx[0]], ..., base[idx[n-1]].
+TEXT ·Index64(SB), NOSPLIT, $0-24
+	MOVQ base+0(FP), AX
+	MOVQ idx+8(FP), BX
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JLE done64
+loop64:
+	MOVQ (BX), DX
+	PREFETCHT0 (AX)(DX*8)
+	ADDQ $8, BX
+	DECQ CX
+	JNZ loop64
+done64:
+	RET

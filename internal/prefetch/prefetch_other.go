@@ -7,6 +7,7 @@ package prefetch
 
 func Index8(base *uint8, idx *uint64, n int)   {}
 func Index16(base *uint16, idx *uint64, n int) {}
+func Index64(base *uint64, idx *uint64, n int) {}
 
-// Enabled reports whether Index8/Index16 issue real prefetches.
+// Enabled reports whether the Index functions issue real prefetches.
 const Enabled = false
