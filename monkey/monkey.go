@@ -46,6 +46,25 @@
 // to those waves, and the budget may be underspent by the jump of one
 // level between two local optima.
 //
+// # Elasticity: weights that depend on the FPR
+//
+// On an engine with a block cache the cost of a false positive is not a
+// constant: frequent false positives on a level keep its blocks cached,
+// rare ones find them evicted. Measuring w_i at the current allocation
+// and re-allocating until nothing moves finds a fixed point of
+// "w_i·p_i ∝ n_i", which is not the optimum of the true cost when the
+// reads r_i(p_i) = t_i·w_i(p_i)·p_i are not proportional to p_i. With the
+// local model r_i(p) = r_i(q_i)·(p/q_i)^α_i around the measured point q_i
+// (α_i = d ln r_i / d ln p_i, 1 for a constant weight) the marginal cost
+// is dr_i/db_i = α_i·(r_i/p_i)·dp_i/db_i, so the condition becomes
+//
+//	α_i · w_i · p_i · |d ln p/d b| = λ · n_i
+//
+// (textbook model: p_i ∝ n_i/(α_i·w_i)): a level whose reads fall more
+// slowly than its FPR (α_i < 1) deserves fewer bits than its weight alone
+// says. [Level.Elasticity] and [Level.RefFPR] give each level this cost;
+// both solvers minimise it (the cost stays convex in b for α_i > 0).
+//
 // # The figures to expect
 //
 // T = 10, 7 levels, 10 bits per key overall: uniform allocation gives every
@@ -78,6 +97,19 @@ type Level struct {
 	// NoFilter marks a level whose filters are never consulted (Pebble's
 	// Get skips the last level's): it gets no bits.
 	NoFilter bool
+	// Elasticity α is how fast the level's wasted reads fall with its FPR
+	// when the cost of a false positive itself depends on the FPR: reads
+	// r(p) = Weight·RefFPR·(p/RefFPR)^α, so Weight is the cost of a false
+	// positive at the FPR RefFPR and w(p) = Weight·(p/RefFPR)^(α−1)
+	// elsewhere. Zero means 1 (a constant weight: the classic model, in
+	// which RefFPR plays no part). α < 1 describes a level whose false
+	// positives get more expensive as they get rarer (with a block cache:
+	// the blocks frequent false positives kept warm are evicted once they
+	// are rare). It must be in (0, 4].
+	Elasticity float64
+	// RefFPR is the FPR at which Weight holds, in (0, 1]; required when
+	// Elasticity is neither 0 nor 1.
+	RefFPR float64
 }
 
 func (l Level) weight() float64 {
@@ -86,6 +118,27 @@ func (l Level) weight() float64 {
 	}
 	return l.Weight
 }
+
+func (l Level) elasticity() float64 {
+	if l.Elasticity == 0 {
+		return 1
+	}
+	return l.Elasticity
+}
+
+// cost is the level's expected wasted reads per lookup at FPR p:
+// Weight·p, or Weight·RefFPR·(p/RefFPR)^α with an elasticity α ≠ 1.
+func (l Level) cost(p float64) float64 {
+	a := l.elasticity()
+	if a == 1 {
+		return l.weight() * p
+	}
+	return l.weight() * l.RefFPR * math.Pow(p/l.RefFPR, a)
+}
+
+// Cost is the level's modelled wasted reads per lookup at FPR p (see
+// Elasticity); with the default elasticity it is Weight·p.
+func (l Level) Cost(p float64) float64 { return l.cost(p) }
 
 // Leveled returns the levels of a leveled tree with the given number of
 // levels and size ratio (fanout) holding totalKeys entries: level i
@@ -123,7 +176,8 @@ type Allocation struct {
 	// SumFPR is Σ p_i: wasted reads per zero-result lookup when every
 	// false positive costs a read.
 	SumFPR float64
-	// Cost is Σ w_i·p_i: the expected wasted reads with the weights.
+	// Cost is Σ w_i·p_i: the expected wasted reads with the weights (with
+	// elasticities: Σ Level.Cost(p_i)).
 	Cost float64
 }
 
@@ -153,6 +207,9 @@ func validate(levels []Level, totalBits float64, o Options) error {
 		if !(l.Keys >= 0) || math.IsInf(l.Keys, 0) || !(l.Weight >= 0) || math.IsInf(l.Weight, 0) {
 			return fmt.Errorf("monkey: level %d: keys %v weight %v: %w", i+1, l.Keys, l.Weight, bloomery.ErrInvalidParams)
 		}
+		if !(l.Elasticity >= 0 && l.Elasticity <= 4) || l.elasticity() != 1 && !(l.RefFPR > 0 && l.RefFPR <= 1) {
+			return fmt.Errorf("monkey: level %d: elasticity %v at reference FPR %v: %w", i+1, l.Elasticity, l.RefFPR, bloomery.ErrInvalidParams)
+		}
 	}
 	return nil
 }
@@ -172,7 +229,9 @@ func finish(levels []Level, bpk []float64, fpr func(float64) float64) Allocation
 		a.TotalBits += la.Bits
 		if l.Keys > 0 {
 			a.SumFPR += p
-			a.Cost += la.Weight * p
+			if !l.NoFilter {
+				a.Cost += l.cost(p)
+			}
 		}
 	}
 	return a
@@ -208,7 +267,8 @@ func model(o Options) func(float64) float64 {
 }
 
 // Optimize returns the bits per key per level that minimise the expected
-// wasted reads Σ w_i·p_i for a budget of totalBits. Levels with no keys,
+// wasted reads Σ w_i·p_i (with elasticities: Σ Level.Cost(p_i)) for a
+// budget of totalBits. Levels with no keys,
 // levels marked NoFilter, and levels whose optimum FPR would be 1 get no
 // filter. See the
 // package doc for the two solvers; the cost is O(levels²) for the closed
@@ -224,28 +284,54 @@ func Optimize(levels []Level, totalBits float64, o Options) (Allocation, error) 
 	return finish(levels, numeric(levels, totalBits, model(o), o.MaxBitsPerKey), model(o)), nil
 }
 
-// closedForm is the water-filling solution of the textbook model.
+// closedForm is the water-filling solution of the textbook model
+// p = e^(−C·b). Level i costs A_i·e^(−α_i·C·b_i) with A_i = w_i·q_i^(1−α_i)
+// (q_i its RefFPR; A_i = w_i when α_i = 1), so the Lagrange condition
+// α_i·C·A_i·e^(−α_i·C·b_i) = λ·n_i gives
+//
+//	b_i = (ln(α_i·C·A_i/n_i) − ln λ) / (α_i·C)
+//
+// and the budget Σ n_i·b_i = M gives
+//
+//	ln λ = (Σ (n_i/(α_i·C))·ln(α_i·C·A_i/n_i) − M) / Σ n_i/(α_i·C)
+//
+// over the active levels. With every α_i = 1 this is p_i = θ·n_i/w_i with
+// θ = λ/C (the package doc). A level whose b_i would be ≤ 0 is dropped
+// and λ recomputed.
 func closedForm(levels []Level, M float64) []float64 {
 	bpk := make([]float64, len(levels))
 	active := make([]bool, len(levels))
 	for i, l := range levels {
 		active[i] = l.Keys > 0 && !l.NoFilter
 	}
+	// g_i = ln(α_i·C·A_i/n_i), the level's log marginal value at b = 0.
+	g := make([]float64, len(levels))
+	for i, l := range levels {
+		if active[i] {
+			a := l.elasticity()
+			lnA := math.Log(l.weight())
+			if a != 1 {
+				lnA += (1 - a) * math.Log(l.RefFPR)
+			}
+			g[i] = math.Log(a*C) + lnA - math.Log(l.Keys)
+		}
+	}
 	for {
 		S, A := 0.0, 0.0
 		for i, l := range levels {
 			if active[i] {
-				S += l.Keys
-				A += l.Keys * math.Log(l.Keys/l.weight())
+				s := l.Keys / (l.elasticity() * C)
+				S += s
+				A += s * g[i]
 			}
 		}
 		if S == 0 {
 			return bpk
 		}
-		lnTheta := -(C*M + A) / S
+		lnLambda := (A - M) / S
 		dropped := false
-		for i, l := range levels {
-			if active[i] && lnTheta+math.Log(l.Keys/l.weight()) >= 0 {
+		for i := range levels {
+			if active[i] && g[i]-lnLambda <= 0 {
 				active[i] = false
 				dropped = true
 			}
@@ -256,8 +342,7 @@ func closedForm(levels []Level, M float64) []float64 {
 		for i, l := range levels {
 			bpk[i] = 0
 			if active[i] {
-				// p_i = θ n_i / w_i = e^(−C b_i)
-				bpk[i] = -(lnTheta + math.Log(l.Keys/l.weight())) / C
+				bpk[i] = (g[i] - lnLambda) / (l.elasticity() * C)
 			}
 		}
 		return bpk
@@ -272,15 +357,15 @@ func numeric(levels []Level, M float64, fpr func(float64) float64, maxBPK float6
 		hi = 128 // a filter beyond 128 bits per key has an FPR below 1e-26
 	}
 	bpk := make([]float64, len(levels))
-	// best b for level l at multiplier lam minimises w·p(b) + lam·n·b over
+	// best b for level l at multiplier lam minimises cost(p(b)) + lam·n·b over
 	// [0, hi]: a scan of a 256-step grid finds the best cell (which also
 	// copes with models that are flat near b = 0, where a Bloom filter
 	// with one probe is concave), then a golden-section search refines it.
 	const steps = 256
 	best := func(l Level, lam float64) float64 {
-		w, g := l.weight(), lam*l.Keys
-		phi := func(b float64) float64 { return w*min(1, fpr(b)) + g*b }
-		bi, bv := 0, w // p(0) = 1
+		w, g := l.cost(1), lam*l.Keys // w: the cost with no filter, p(0) = 1
+		phi := func(b float64) float64 { return l.cost(min(1, fpr(b))) + g*b }
+		bi, bv := 0, w
 		for i := 1; i <= steps; i++ {
 			if v := phi(hi * float64(i) / steps); v < bv {
 				bi, bv = i, v
