@@ -67,6 +67,22 @@ type AllocOptions struct {
 	// (all zero: every level probed once, the historical model). A pilot
 	// run measures it as filter checks per lookup ([PilotCounts]).
 	Probes [NumLevels]float64
+	// Elasticity, when any entry is non-zero, makes the cost of a false
+	// positive depend on the FPR (see monkey.Level.Elasticity): level i's
+	// reads per lookup are modelled as t_i·w_i·q_i·(p_i/q_i)^α_i around
+	// the FPR q_i = WeightFPR[i] at which Weights[i] was measured, with
+	// α_i = Elasticity[i] (zero entries mean 1, a constant weight). The
+	// optimum then satisfies α_i·t_i·w_i·p_i·|d ln p/d b| ∝ n_i instead of
+	// t_i·w_i·p_i·|d ln p/d b| ∝ n_i: a level whose reads fall more slowly
+	// than its FPR (α_i < 1, because its rarer false positives find its
+	// blocks evicted) gets fewer bits. [Elasticities] estimates α from
+	// pilot rounds that ran the levels at different FPRs. Requires
+	// Weights; each entry in (0, 4].
+	Elasticity [NumLevels]float64
+	// WeightFPR is the FPR of each level's filters when Weights were
+	// measured (for a pilot: the model FPR of the filters it ran with),
+	// in (0, 1]; required on every level whose Elasticity is not 0 or 1.
+	WeightFPR [NumLevels]float64
 	// Family is the filter written on every filtered level: BlockedBloom
 	// (the zero value counts as BlockedBloom) or Ribbon.
 	Family Family
@@ -160,7 +176,7 @@ func MissCosts(levels [NumLevels]LevelInfo, cacheBytes, hotBytes uint64, minWeig
 
 // Allocate splits the filter budget across levels with monkey.Optimize,
 // minimising the expected number of uncached block reads per lookup of a
-// missing key, Σ t_i·w_i·p_i, where p_i is level i's FPR (from the family's
+// missing key, Σ t_i·w_i·p_i (with o.Elasticity: Σ t_i·w_i·q_i·(p_i/q_i)^α_i), where p_i is level i's FPR (from the family's
 // model), w_i the cost of a false positive (o.Weights if given, typically
 // PilotCounts.Weights from a pilot run; else MissCosts; else 1 for every
 // level if CacheBytes is 0) and t_i the filters probed per lookup
@@ -230,6 +246,14 @@ func Allocate(levels [NumLevels]LevelInfo, o AllocOptions) (Plan, error) {
 			return Plan{}, fmt.Errorf("pebblefilter: allocate: %v probes on L%d outside [0, 64]: %w", t, i, bloomery.ErrInvalidParams)
 		}
 	}
+	if o.Elasticity != ([NumLevels]float64{}) && o.Weights == ([NumLevels]float64{}) {
+		return Plan{}, fmt.Errorf("pebblefilter: allocate: elasticities without measured weights: %w", bloomery.ErrInvalidParams)
+	}
+	for i, a := range o.Elasticity {
+		if !(a >= 0 && a <= 4) || a != 0 && a != 1 && !(o.WeightFPR[i] > 0 && o.WeightFPR[i] <= 1) {
+			return Plan{}, fmt.Errorf("pebblefilter: allocate: L%d elasticity %v at FPR %v: %w", i, a, o.WeightFPR[i], bloomery.ErrInvalidParams)
+		}
+	}
 	ml := make([]monkey.Level, NumLevels)
 	for i, l := range levels {
 		probes := o.Probes[i]
@@ -237,6 +261,9 @@ func Allocate(levels [NumLevels]LevelInfo, o AllocOptions) (Plan, error) {
 			probes = 1
 		}
 		ml[i] = monkey.Level{Keys: float64(l.Keys), Weight: probes * plan.Weights[i]}
+		if a := o.Elasticity[i]; a != 0 && a != 1 {
+			ml[i].Elasticity, ml[i].RefFPR = a, o.WeightFPR[i]
+		}
 		if o.Workload == Get && i == NumLevels-1 {
 			ml[i].NoFilter = true
 		}
@@ -317,4 +344,68 @@ func (c PilotCounts) Probes() (t [NumLevels]float64) {
 		t[i] = float64(c.Checks[i]) / float64(c.Lookups)
 	}
 	return t
+}
+
+// Elasticity estimation: a pair of rounds is used for a level when both
+// have at least elasticityMinCount false positives and reads there and
+// the secant's standard error from the counts' sampling noise,
+// sqrt(1/R₁ + 1/R₂) / |Δ ln p| (R the reads, Poisson), is at most
+// elasticityMaxSE.
+const (
+	elasticityMinCount = 20
+	elasticityMaxSE    = 0.15
+)
+
+// Elasticities estimates, per level, α_i = d ln r_i / d ln p_i: how fast
+// the data-block reads r_i that level i's false positives cost fall with
+// its FPR p_i (1: in proportion, a constant weight; below 1: more slowly,
+// because rarer false positives find the level's blocks evicted). rounds
+// are pilot runs of the same lookups on databases whose filters differ;
+// the last one is the operating point the estimate is for, and p_i is
+// measured as false positives per check. For each level the estimate is
+// the secant Δ ln(reads per lookup) / Δ ln p between the last round and
+// the earlier round nearest to it in ln p among those precise enough:
+// both with at least 20 false positives and 20 reads on the level, and a
+// secant whose standard error from the counts, sqrt(1/R₁ + 1/R₂)/|Δ ln p|,
+// is at most 0.15 (with 4,000 reads per round the FPRs must differ by
+// 16 %, with 100 by a factor of 2.6). Nearest, not a fit over all rounds:
+// the relation is not a power law over a wide range (on a cached level
+// reads can even rise while false positives fall). A level without such
+// a pair gets 1 (no evidence: the constant-weight model). The result is
+// clamped to [lo, hi], which must satisfy 0 < lo ≤ 1 ≤ hi ≤ 4 (lo keeps a
+// level whose reads did not fall from losing its filter on the strength
+// of two points).
+func Elasticities(rounds []PilotCounts, lo, hi float64) ([NumLevels]float64, error) {
+	var a [NumLevels]float64
+	if !(lo > 0 && lo <= 1 && hi >= 1 && hi <= 4) {
+		return a, fmt.Errorf("pebblefilter: elasticities: bounds [%v, %v]: %w", lo, hi, bloomery.ErrInvalidParams)
+	}
+	usable := func(c PilotCounts, l int) bool {
+		return c.Lookups > 0 && c.Checks[l] > 0 && c.FalsePositives[l] >= elasticityMinCount && c.DataReads[l] >= elasticityMinCount
+	}
+	point := func(c PilotCounts, l int) (lnp, lnr float64) {
+		return math.Log(float64(c.FalsePositives[l]) / float64(c.Checks[l])), math.Log(float64(c.DataReads[l]) / float64(c.Lookups))
+	}
+	for l := range a {
+		a[l] = 1
+		last := rounds[len(rounds)-1:]
+		if len(rounds) < 2 || !usable(last[0], l) {
+			continue
+		}
+		p0, r0 := point(last[0], l)
+		best := math.Inf(1)
+		for _, c := range rounds[:len(rounds)-1] {
+			if !usable(c, l) {
+				continue
+			}
+			p, r := point(c, l)
+			d := math.Abs(p - p0)
+			se := math.Sqrt(1/float64(c.DataReads[l])+1/float64(last[0].DataReads[l])) / d
+			if se <= elasticityMaxSE && d <= best {
+				best = d
+				a[l] = min(hi, max(lo, (r-r0)/(p-p0)))
+			}
+		}
+	}
+	return a, nil
 }

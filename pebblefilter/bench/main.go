@@ -29,8 +29,16 @@
 // checks that every allocated configuration spends uniform's filter memory.
 // With -pilot-tol the rounds continue (up to -pilot-rounds) until a fixed
 // point: a round whose re-allocation would lower the modelled reads by less
-// than the tolerance. -keyset selects another sample of measured lookup
-// keys (never the pilot's), to see how much a result owes to the sample.
+// than the tolerance. Configuration monkey-pilot-elastic runs the same
+// pilot but also estimates, per level, how fast its reads fall with its
+// FPR (pebblefilter.Elasticities, from the rounds so far) and allocates
+// with that elasticity (AllocOptions.Elasticity): the fixed point of
+// "allocate with measured weights" is not the optimum of the true cost
+// when a level's weight depends on its FPR. Pilot databases are measured
+// once per process per filter set, so both pilots share their first
+// rounds. -keyset selects other samples of measured lookup keys (never
+// the pilot's), one or several (1-5: each cell is measured on each set),
+// to see how much a result owes to the sample.
 //
 //	cd pebblefilter && go run ./bench -dir /tmp/lsm > out.md
 package main
@@ -74,7 +82,7 @@ var (
 	minWFlag        = flag.Float64("min-weight", 0.01, "floor of the pilot-measured weights (monkey-pilot)")
 	pilotRoundsFlag = flag.Int("pilot-rounds", 2, "pilot rounds of monkey-pilot: round 1 measures the uniform configuration, round r the plan of round r-1 (with -pilot-tol: the most rounds)")
 	pilotTolFlag    = flag.Float64("pilot-tol", 0, "if > 0, stop the pilot early at the first round whose re-allocation lowers the modelled reads (at that round's measured weights) by less than this fraction: the plan is a fixed point")
-	keysetFlag      = flag.Int("keyset", 1, "key set of the measured runs, 1-29: missing-key streams 2k+1 and 2k+2 for k > 1 (1: streams 1 and 2), disjoint from the pilot's 3 and 4, and a different draw of present keys; to see how much a result depends on the lookup sample")
+	keysetFlag      = flag.String("keyset", "1", "key sets of the measured runs, 1-29, as a list (1,3,4) or a range (1-5): set k uses missing-key streams 2k+1 and 2k+2 for k > 1 (1: streams 1 and 2), disjoint from the pilot's 3 and 4, and a different draw of present keys; to see how much a result depends on the lookup sample. With several sets every cell is measured once per set (same database and filters) and its rows are labelled with the set")
 )
 
 const (
@@ -216,14 +224,25 @@ func configs() map[string]config {
 			return fmt.Sprintf("%s (weights %.2f)", specsString(p.Specs), p.Weights)
 		}},
 		"monkey-pilot": {name: "ours monkey (pilot-measured weights)", perCache: true, apply: func(o *pebble.Options, c uint64) error {
-			p, err := pilotPlan(c)
+			p, err := pilotPlan(c, false)
 			if err != nil {
 				return err
 			}
 			return pebblefilter.Apply(o, p.plan.Specs)
 		}, describe: func(c uint64) string {
-			p, _ := pilotPlan(c)
+			p, _ := pilotPlan(c, false)
 			return fmt.Sprintf("%s (measured weights %.3f, probes %.2f)", specsString(p.plan.Specs), p.plan.Weights, p.probes)
+		}},
+		"monkey-pilot-elastic": {name: "ours monkey (pilot, elastic)", perCache: true, apply: func(o *pebble.Options, c uint64) error {
+			p, err := pilotPlan(c, true)
+			if err != nil {
+				return err
+			}
+			return pebblefilter.Apply(o, p.plan.Specs)
+		}, describe: func(c uint64) string {
+			p, _ := pilotPlan(c, true)
+			last := p.rounds[len(p.rounds)-1]
+			return fmt.Sprintf("%s (measured weights %.3f, elasticities %.2f, probes %.2f)", specsString(p.plan.Specs), p.plan.Weights, last.elasticity, p.probes)
 		}},
 		"monkey-get": {name: "ours monkey, Get mode", perCache: true, getOnly: true, apply: func(o *pebble.Options, c uint64) error {
 			p, err := allocate(c, pebblefilter.Get)
@@ -526,16 +545,15 @@ func sameCounts(a, b runResult) bool {
 func main() {
 	flag.Parse()
 	log.SetFlags(0)
-	if *keysetFlag < 1 || *keysetFlag > 29 {
-		log.Fatalf("-keyset %d outside 1-29", *keysetFlag)
+	keysets, err := parseKeysets(*keysetFlag)
+	if err != nil {
+		log.Fatal(err)
 	}
 	if !(*pilotTolFlag >= 0 && *pilotTolFlag < 1) {
 		log.Fatalf("-pilot-tol %v outside [0, 1)", *pilotTolFlag)
 	}
-	measuredKeys = keySet(*keysetFlag)
 	dir := *dirFlag
 	if dir == "" {
-		var err error
 		if dir, err = os.MkdirTemp("", "pebblefilter-bench"); err != nil {
 			log.Fatal(err)
 		}
@@ -590,29 +608,35 @@ func main() {
 				targets = []uint64{buildCache}
 			}
 			for _, c := range targets {
-				ce := cellView{cfg: cfg, cache: c}
-				runs := 1
-				for _, s := range strings.Split(*latFlag, ",") {
-					if v, err := strconv.ParseFloat(s, 64); err == nil && uint64(v*(1<<20)) == c {
-						runs = *runsFlag
+				for _, ks := range keysets {
+					measuredKeys = keySet(ks)
+					ce := cellView{cfg: cfg, cache: c, keyset: ks}
+					if len(keysets) > 1 {
+						ce.label = fmt.Sprintf(" [key set %d]", ks)
 					}
-				}
-				for r := range runs {
-					t1 := time.Now()
-					res, err := measure(db, d, cfg, c, false)
-					if err != nil {
-						log.Fatalf("%s: %v", cfg.name, err)
-					}
-					log.Printf("  cache %d MiB run %d: %v", c>>20, r+1, time.Since(t1).Round(time.Millisecond))
-					ce.runs = append(ce.runs, res)
-					if levelInfo == ([pebblefilter.NumLevels]pebblefilter.LevelInfo{}) {
-						for l, s := range res.levels {
-							levelInfo[l] = pebblefilter.LevelInfo{Keys: s.keys, DataBytes: s.dataBytes}
+					runs := 1
+					for _, s := range strings.Split(*latFlag, ",") {
+						if v, err := strconv.ParseFloat(s, 64); err == nil && uint64(v*(1<<20)) == c {
+							runs = *runsFlag
 						}
-						printShape(out, res)
 					}
+					for r := range runs {
+						t1 := time.Now()
+						res, err := measure(db, d, cfg, c, false)
+						if err != nil {
+							log.Fatalf("%s: %v", cfg.name, err)
+						}
+						log.Printf("  cache %d MiB key set %d run %d: %v", c>>20, ks, r+1, time.Since(t1).Round(time.Millisecond))
+						ce.runs = append(ce.runs, res)
+						if levelInfo == ([pebblefilter.NumLevels]pebblefilter.LevelInfo{}) {
+							for l, s := range res.levels {
+								levelInfo[l] = pebblefilter.LevelInfo{Keys: s.keys, DataBytes: s.dataBytes}
+							}
+							printShape(out, res)
+						}
+					}
+					cells = append(cells, ce)
 				}
-				cells = append(cells, ce)
 			}
 		}
 	}
@@ -622,7 +646,7 @@ func main() {
 		var rows []row
 		for _, ce := range cells {
 			if ce.cache == c {
-				rows = append(rows, row{ce.cfg, ce.runs})
+				rows = append(rows, row{ce.cfg, ce.label, ce.runs})
 			}
 		}
 		printResults(out, c, rows)
@@ -664,15 +688,49 @@ func readShape(dir string, d *dataset, none config, out *os.File) error {
 }
 
 type row struct {
-	cfg  config
-	runs []runResult
+	cfg   config
+	label string // key set, when several were measured
+	runs  []runResult
 }
 
-// cellView is one configuration measured at one cache size.
+// cellView is one configuration measured at one cache size on one key set.
 type cellView struct {
-	cfg   config
-	cache uint64
-	runs  []runResult
+	cfg    config
+	cache  uint64
+	keyset int
+	label  string
+	runs   []runResult
+}
+
+// parseKeysets reads -keyset: "k", "a,b,c" or "a-b", each in 1-29,
+// without repeats.
+func parseKeysets(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil {
+			return nil, fmt.Errorf("-keyset %q: %v", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
+				return nil, fmt.Errorf("-keyset %q: %v", s, err)
+			}
+		}
+		if a < 1 || b > 29 || a > b {
+			return nil, fmt.Errorf("-keyset %q: sets must be in 1-29", s)
+		}
+		for k := a; k <= b; k++ {
+			if seen[k] {
+				return nil, fmt.Errorf("-keyset %q: set %d twice", s, k)
+			}
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 func printShape(out *os.File, r runResult) {
@@ -706,6 +764,9 @@ func printConfigs(out *os.File, cfgs []config, caches []uint64, cells []cellView
 		}
 	}
 	for _, c := range cells {
+		if c.keyset != cells[0].keyset {
+			continue // the filters are the same for every key set
+		}
 		r := c.runs[0]
 		var cols []string
 		for _, l := range []int{0, 3, 4, 5, 6} {
@@ -778,7 +839,7 @@ func printResults(out *os.File, cache uint64, rows []row) {
 			}
 			ops := float64(p.ops)
 			fmt.Fprintf(out, "| %s | %s | %s | %.4f | %.4f (%.1f) | %.4f | %.1f%% | %.2f | %.1f | %s |\n",
-				r.cfg.name, phaseNames[ph], fp,
+				r.cfg.name+r.label, phaseNames[ph], fp,
 				float64(p.io.total(classData))/ops,
 				float64(p.io.total(classFilter))/ops, float64(p.io.totalBytes(classFilter))/ops/1024,
 				float64(p.io.total(classOther))/ops,
@@ -796,7 +857,7 @@ func printResults(out *os.File, cache uint64, rows []row) {
 		for _, l := range []int{0, 3, 4, 5, 6} {
 			cols = append(cols, fmt.Sprintf("%.4f", float64(p.io.reads[l][classData])/float64(p.ops)))
 		}
-		fmt.Fprintf(out, "| %s | %s | %d (%d) |\n", r.cfg.name, strings.Join(cols, " | "), p.io.total(classData), p.ops)
+		fmt.Fprintf(out, "| %s | %s | %d (%d) |\n", r.cfg.name+r.label, strings.Join(cols, " | "), p.io.total(classData), p.ops)
 	}
 	fmt.Fprintln(out)
 }

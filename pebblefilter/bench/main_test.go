@@ -40,3 +40,22 @@ func TestKeySetsDisjoint(t *testing.T) {
 		}
 	}
 }
+
+func TestParseKeysets(t *testing.T) {
+	for in, want := range map[string][]int{"1": {1}, "2,4": {2, 4}, "1-5": {1, 2, 3, 4, 5}, "1,6-7": {1, 6, 7}, "29": {29}} {
+		got, err := parseKeysets(in)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("%q: %v, %v; want %v", in, got, err, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: %v, want %v", in, got, want)
+			}
+		}
+	}
+	for _, in := range []string{"", "0", "30", "5-3", "1,1", "1-3,2", "x", "1-"} {
+		if got, err := parseKeysets(in); err == nil {
+			t.Errorf("%q accepted: %v", in, got)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,26 +46,90 @@ type pilotRound struct {
 	unassigned int64                    // filter checks not attributed to a level (must be 0)
 	probes     [pebblefilter.NumLevels]float64
 	specs      [pebblefilter.NumLevels]pebblefilter.Spec // the filters the pilot ran with
+	// elasticity is the α per level the plan used (elastic pilots only).
+	elasticity [pebblefilter.NumLevels]float64
 	plan       pebblefilter.Plan
-	// Model predictions of data-block reads per lookup, Σ t_i·w_i·p_i,
-	// with this round's measured weights: for the filters the pilot ran
-	// with (measured value: counts) and for the plan.
+	// Model predictions of data-block reads per lookup, Σ t_i·w_i·p_i
+	// (elastic: Σ t_i·w_i·q_i·(p_i/q_i)^α_i, q_i the FPR run), with this
+	// round's measured weights: for the filters the pilot ran with
+	// (measured value: counts) and for the plan.
 	predRan, predPlan float64
 	took              time.Duration
 }
 
 // pilotResult is the pilot of one cache size: its rounds, the last plan.
 type pilotResult struct {
-	cache  uint64
-	rounds []pilotRound
-	plan   pebblefilter.Plan
-	probes [pebblefilter.NumLevels]float64
+	cache   uint64
+	elastic bool
+	rounds  []pilotRound
+	plan    pebblefilter.Plan
+	probes  [pebblefilter.NumLevels]float64
 	// uniformFilterBytes is the total filter size of round 1's database
 	// (ours uniform), the reference for the equal-memory check.
 	uniformFilterBytes uint64
 }
 
-var pilots = map[uint64]*pilotResult{}
+type pilotKey struct {
+	cache   uint64
+	elastic bool
+}
+
+var pilots = map[pilotKey]*pilotResult{}
+
+// pilotRun is the measurement of one pilot database; the counts are
+// deterministic, so a database with the same filters and cache size is
+// measured once per process (the elastic and the plain pilot share their
+// first rounds).
+type pilotRun struct {
+	counts      pebblefilter.PilotCounts
+	unassigned  int64
+	filterBytes uint64
+	took        time.Duration
+}
+
+type pilotRunKey struct {
+	cache uint64
+	specs [pebblefilter.NumLevels]pebblefilter.Spec
+}
+
+var pilotRuns = map[pilotRunKey]pilotRun{}
+
+// Clamp of the estimated elasticities (pebblefilter.Elasticities).
+const elasticLo, elasticHi = 0.25, 1.5
+
+func runPilot(cacheBytes uint64, specs [pebblefilter.NumLevels]pebblefilter.Spec, round int) (pilotRun, error) {
+	k := pilotRunKey{cacheBytes, specs}
+	if r, ok := pilotRuns[k]; ok {
+		return r, nil
+	}
+	t0 := time.Now()
+	cfg := config{name: fmt.Sprintf("pilot round %d", round), apply: func(o *pebble.Options, _ uint64) error {
+		return pebblefilter.Apply(o, specs)
+	}}
+	dir := filepath.Join(benchDir, "pilot")
+	if err := build(dir, benchData, cfg, cacheBytes); err != nil {
+		return pilotRun{}, fmt.Errorf("pilot: build: %w", err)
+	}
+	m, err := measure(dir, benchData, cfg, cacheBytes, true)
+	if err != nil {
+		return pilotRun{}, fmt.Errorf("pilot: %w", err)
+	}
+	var r pilotRun
+	for _, ls := range m.levels {
+		r.filterBytes += ls.filterBy
+	}
+	ph := m.phases[1]
+	r.unassigned = ph.io.checks[7]
+	r.counts.Lookups = int64(ph.ops)
+	for l := range pebblefilter.NumLevels {
+		r.counts.Checks[l] = ph.io.checks[l]
+		r.counts.FalsePositives[l] = ph.io.positives[l]
+		r.counts.DataReads[l] = ph.io.reads[l][classData]
+	}
+	r.took = time.Since(t0)
+	pilotRuns[k] = r
+	return r, nil
+}
 
 // pilotPlan runs the pilot for a cache size once. Round 1: the uniform
 // configuration (ours, -bits bits per key on every level) is built in its
@@ -83,43 +148,38 @@ var pilots = map[uint64]*pilotResult{}
 // With -pilot-tol the rounds stop at a fixed point: the first round whose
 // own re-allocation lowers the modelled reads Σ t_i·w_i·p_i (at the
 // weights it measured) by less than the tolerance.
-func pilotPlan(cacheBytes uint64) (*pilotResult, error) {
-	if p, ok := pilots[cacheBytes]; ok {
+func pilotPlan(cacheBytes uint64, elastic bool) (*pilotResult, error) {
+	if p, ok := pilots[pilotKey{cacheBytes, elastic}]; ok {
 		return p, nil
 	}
-	res := &pilotResult{cache: cacheBytes}
+	res := &pilotResult{cache: cacheBytes, elastic: elastic}
 	specs := uniform(pebblefilter.Bloom(*bitsFlag))
+	var history []pebblefilter.PilotCounts
 	for r := range max(1, *pilotRoundsFlag) {
-		t0 := time.Now()
-		cfg := config{name: fmt.Sprintf("pilot round %d", r+1), apply: func(o *pebble.Options, _ uint64) error {
-			return pebblefilter.Apply(o, specs)
-		}}
-		dir := filepath.Join(benchDir, "pilot")
-		if err := build(dir, benchData, cfg, cacheBytes); err != nil {
-			return nil, fmt.Errorf("pilot: build: %w", err)
-		}
-		m, err := measure(dir, benchData, cfg, cacheBytes, true)
+		run, err := runPilot(cacheBytes, specs, r+1)
 		if err != nil {
-			return nil, fmt.Errorf("pilot: %w", err)
+			return nil, err
 		}
 		if r == 0 {
-			for _, ls := range m.levels {
-				res.uniformFilterBytes += ls.filterBy
-			}
+			res.uniformFilterBytes = run.filterBytes
 		}
-		ph := m.phases[1]
-		rd := pilotRound{unassigned: ph.io.checks[7], specs: specs}
-		rd.counts.Lookups = int64(ph.ops)
-		for l := range pebblefilter.NumLevels {
-			rd.counts.Checks[l] = ph.io.checks[l]
-			rd.counts.FalsePositives[l] = ph.io.positives[l]
-			rd.counts.DataReads[l] = ph.io.reads[l][classData]
-		}
+		rd := pilotRound{counts: run.counts, unassigned: run.unassigned, specs: specs, took: run.took}
+		history = append(history, run.counts)
 		rd.probes = rd.counts.Probes()
-		rd.plan, err = pebblefilter.Allocate(levelInfo, pebblefilter.AllocOptions{
+		o := pebblefilter.AllocOptions{
 			BitsPerKey: *bitsFlag, Weights: rd.counts.Weights(), Probes: rd.probes, MinWeight: *minWFlag,
-		})
-		if err != nil {
+		}
+		var q [pebblefilter.NumLevels]float64 // FPR of the filters run
+		for l := range q {
+			q[l] = pebblefilter.BloomModelFPR(specs[l].BitsPerKey)
+		}
+		if elastic {
+			if rd.elasticity, err = pebblefilter.Elasticities(history, elasticLo, elasticHi); err != nil {
+				return nil, err
+			}
+			o.Elasticity, o.WeightFPR = rd.elasticity, q
+		}
+		if rd.plan, err = pebblefilter.Allocate(levelInfo, o); err != nil {
 			return nil, err
 		}
 		w := rd.counts.Weights() // unfloored, for the prediction
@@ -127,11 +187,15 @@ func pilotPlan(cacheBytes uint64) (*pilotResult, error) {
 			if li.Keys == 0 {
 				continue
 			}
-			rd.predRan += rd.probes[l] * w[l] * pebblefilter.BloomModelFPR(specs[l].BitsPerKey)
-			rd.predPlan += rd.probes[l] * w[l] * pebblefilter.BloomModelFPR(rd.plan.Specs[l].BitsPerKey)
+			a := 1.0
+			if elastic {
+				a = rd.elasticity[l]
+			}
+			p := pebblefilter.BloomModelFPR(rd.plan.Specs[l].BitsPerKey)
+			rd.predRan += rd.probes[l] * w[l] * q[l]
+			rd.predPlan += rd.probes[l] * w[l] * q[l] * math.Pow(p/q[l], a)
 		}
-		rd.took = time.Since(t0)
-		log.Printf("pilot round %d (cache %d MiB): %v; weights %.3f; plan %s", r+1, cacheBytes>>20, rd.took.Round(time.Millisecond), rd.plan.Weights, specsString(rd.plan.Specs))
+		log.Printf("pilot round %d (cache %d MiB, elastic %v): %v; weights %.3f; elasticities %.2f; plan %s", r+1, cacheBytes>>20, elastic, rd.took.Round(time.Millisecond), rd.plan.Weights, rd.elasticity, specsString(rd.plan.Specs))
 		if rd.unassigned != 0 {
 			log.Printf("pilot (cache %d MiB): %d filter checks not attributed to a level", cacheBytes>>20, rd.unassigned)
 		}
@@ -139,16 +203,17 @@ func pilotPlan(cacheBytes uint64) (*pilotResult, error) {
 		res.plan, res.probes, specs = rd.plan, rd.probes, rd.plan.Specs
 		if *pilotTolFlag > 0 && rd.predPlan >= rd.predRan*(1-*pilotTolFlag) {
 			// The filters this round ran with are already (within tol)
-			// optimal for the weights measured with them: a fixed point.
-			// Its plan differs from them by less than the tolerance.
-			log.Printf("pilot (cache %d MiB): fixed point after round %d (modelled gain %.2f%% < %g%%)", cacheBytes>>20, r+1, 100*(1-rd.predPlan/rd.predRan), 100**pilotTolFlag)
+			// optimal for the weights (and elasticities) measured with
+			// them: a fixed point. Its plan differs from them by less
+			// than the tolerance.
+			log.Printf("pilot (cache %d MiB, elastic %v): fixed point after round %d (modelled gain %.2f%% < %g%%)", cacheBytes>>20, elastic, r+1, 100*(1-rd.predPlan/rd.predRan), 100**pilotTolFlag)
 			break
 		}
 	}
 	if err := os.RemoveAll(filepath.Join(benchDir, "pilot")); err != nil {
 		return nil, err
 	}
-	pilots[cacheBytes] = res
+	pilots[pilotKey{cacheBytes, elastic}] = res
 	return res, nil
 }
 
@@ -158,39 +223,42 @@ func printPilots(out *os.File, caches []uint64) {
 		return
 	}
 	fmt.Fprintf(out, "## Pilot runs (monkey-pilot)\n\nEach round builds the database with the filters shown (round 1: ours uniform %g bits/key; round r: round r-1's plan) and runs warm-up, Get miss and Seek+L6 miss with keys disjoint from the measured runs (missing-key streams 3 and 4, another draw of present keys). Per level, in the Seek+L6 miss phase: filter checks, false positives (\"may contain\") and data-block reads per lookup; weight = reads / false positives (probability that a false positive costs a read); the plan is Allocate with these weights (floor %g) and probes = checks/op, at the uniform budget.\n\n", *bitsFlag, *minWFlag)
-	fmt.Fprintf(out, "| cache MiB | round | level | bits run | checks/op | FP/op | rd/op | weight | plan bits |\n|---|---|---|---|---|---|---|---|---|\n")
-	for _, c := range caches {
-		p, ok := pilots[c]
-		if !ok {
-			continue
+	fmt.Fprintf(out, "Elastic pilot (monkey-pilot-elastic): the plan also uses each level's elasticity α = Δ ln(reads) / Δ ln(FPR) between this round and the nearest earlier round whose FPR differs by a factor >= 1.5 (at least 50 false positives and reads in both; else 1), clamped to [%g, %g], modelling reads as t·w·q·(p/q)^α around the FPR q run (pebblefilter.Elasticities); the plain pilot's α column shows -.\n\n", elasticLo, elasticHi)
+	fmt.Fprintf(out, "| pilot | cache MiB | round | level | bits run | checks/op | FP/op | rd/op | weight | α | plan bits |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	var lines []string
+	for _, elastic := range []bool{false, true} {
+		name := "plain"
+		if elastic {
+			name = "elastic"
 		}
-		for r, rd := range p.rounds {
-			n := float64(rd.counts.Lookups)
-			for l, li := range levelInfo {
-				if li.Keys == 0 {
-					continue
+		for _, c := range caches {
+			p, ok := pilots[pilotKey{c, elastic}]
+			if !ok {
+				continue
+			}
+			for r, rd := range p.rounds {
+				n := float64(rd.counts.Lookups)
+				for l, li := range levelInfo {
+					if li.Keys == 0 {
+						continue
+					}
+					a := "-"
+					if elastic {
+						a = fmt.Sprintf("%.2f", rd.elasticity[l])
+					}
+					fmt.Fprintf(out, "| %s | %d | %d | L%d | %.2f | %.4f | %.5f | %.5f | %.3f | %s | %.2f |\n", name, c>>20, r+1, l, rd.specs[l].BitsPerKey,
+						float64(rd.counts.Checks[l])/n, float64(rd.counts.FalsePositives[l])/n, float64(rd.counts.DataReads[l])/n,
+						rd.counts.Weights()[l], a, rd.plan.Specs[l].BitsPerKey)
 				}
-				fmt.Fprintf(out, "| %d | %d | L%d | %.2f | %.4f | %.5f | %.5f | %.3f | %.2f |\n", c>>20, r+1, l, rd.specs[l].BitsPerKey,
-					float64(rd.counts.Checks[l])/n, float64(rd.counts.FalsePositives[l])/n, float64(rd.counts.DataReads[l])/n,
-					rd.counts.Weights()[l], rd.plan.Specs[l].BitsPerKey)
+				var tot int64
+				for _, x := range rd.counts.DataReads {
+					tot += x
+				}
+				lines = append(lines, fmt.Sprintf("- %s, %d MiB, round %d: %d lookups, %d checks unattributed; data-block reads/op measured %.5f; model with this round's weights: filters run %.5f, plan %.5f (%+.1f%%); took %v",
+					name, c>>20, r+1, rd.counts.Lookups, rd.unassigned, float64(tot)/float64(rd.counts.Lookups), rd.predRan, rd.predPlan, 100*(rd.predPlan/rd.predRan-1), rd.took.Round(time.Second)))
 			}
 		}
 	}
 	fmt.Fprintln(out)
-	var lines []string
-	for _, c := range caches {
-		p, ok := pilots[c]
-		if !ok {
-			continue
-		}
-		for r, rd := range p.rounds {
-			var tot int64
-			for _, x := range rd.counts.DataReads {
-				tot += x
-			}
-			lines = append(lines, fmt.Sprintf("- %d MiB, round %d: %d lookups, %d checks unattributed; data-block reads/op measured %.5f; model with this round's weights: filters run %.5f, plan %.5f (%+.1f%%); took %v",
-				c>>20, r+1, rd.counts.Lookups, rd.unassigned, float64(tot)/float64(rd.counts.Lookups), rd.predRan, rd.predPlan, 100*(rd.predPlan/rd.predRan-1), rd.took.Round(time.Second)))
-		}
-	}
 	fmt.Fprintf(out, "%s\n\n", strings.Join(lines, "\n"))
 }
