@@ -3,6 +3,7 @@ package ribbon
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/hashing"
@@ -33,7 +34,7 @@ type band struct {
 }
 
 // Builder builds Ribbon filters and keeps its working memory (about 24
-// bytes per slot of banding matrix and 8 bytes per key of sorted hashes)
+// bytes per slot of banding matrix and 8 bytes per key of grouped hashes)
 // between builds, so building many filters does not churn the heap. The
 // zero value is ready to use. A Builder is not safe for concurrent use;
 // the filters it returns do not share its memory.
@@ -41,6 +42,7 @@ type Builder struct {
 	rows   []band
 	keys   []uint64
 	hist   []uint32
+	shift  uint // bucket of key x: x >> shift (see bucketKeys)
 	hashes []uint64
 	// Attempts is the number of banding attempts of the last build
 	// (1 when the first seed succeeded).
@@ -81,12 +83,13 @@ func (b *Builder) BuildKeys(keys [][]byte, p Params) (*Filter, error) {
 // Build builds a filter from key hashes made with p.Hasher, reusing the
 // builder's buffers. See the package-level Build.
 //
-// Cost: two passes over the hashes to sort them by start (a counting sort
-// on the top bits, then an insertion sort that only fixes order inside
-// buckets of about 16 keys), one sequential banding pass (about seven
-// 128-bit XOR-and-shift steps per key), and one back-substitution pass
-// over the slots (per slot and column three ANDs and a popcount). A
-// failed seed repeats all but the last. The returned filter's memory is
+// Cost: two passes over the hashes to group them by start (a counting
+// sort on the top bits into buckets of about 64 keys, see bucketKeys), one
+// sequential banding pass (about seven 128-bit XOR-and-shift steps per
+// key; it also finds duplicates, see band), and one back-substitution
+// pass over the slots (per slot and column two ANDs and a popcount). A
+// failed seed repeats all but the last; a first attempt that finds
+// duplicates is repeated when they change the slot count. The returned filter's memory is
 // its own; the builder's buffers are reused by the next build.
 func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 	const ctx = "ribbon: build"
@@ -101,18 +104,25 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 		return f, nil
 	}
 	var l layout
-	var n int
+	// n is the number of distinct keys once exact is set. Until then it
+	// is len(hashes): duplicates are rare, and banding finds them for
+	// free (see band), so the first attempt usually settles the count
+	// without a pass of its own.
+	n, exact := len(hashes), false
 	var seed uint32
 	slots, tried := uint64(0), uint64(0)
 	for growth := 0; growth <= maxGrowths; growth++ {
 		for i := 0; i < seedsPerSize; i++ {
 			seed = uint32(growth*seedsPerSize + i)
 			b.Attempts++
-			n = b.sortKeys(hashes, seed)
+			b.bucketKeys(hashes, seed)
+			if !exact && n > MaxKeys {
+				n, exact = b.countDistinct(), true
+			}
 			if n > MaxKeys {
 				return nil, fmt.Errorf("%s: %d distinct keys, more than %d: %w", ctx, n, MaxKeys, bloomery.ErrInvalidParams)
 			}
-			if slots == 0 {
+			if slots == 0 || !exact {
 				slots = slotsFor(n)
 				if b.forceSlots != 0 {
 					slots = b.forceSlots
@@ -120,7 +130,27 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 			}
 			l = newLayout(slots, fpr)
 			tried = slots
-			if b.band(l, seed) {
+			ok, dups := b.band(l, !exact)
+			if !exact {
+				// The count is exact after the first attempt: from
+				// banding when it succeeded and could count, otherwise
+				// from a pass of its own. Slots follow the exact count,
+				// and the attempt is repeated (same seed) when they
+				// change.
+				if !ok || dups < 0 {
+					n = b.countDistinct()
+				} else {
+					n -= dups
+				}
+				exact = true
+				if s := slotsFor(n); b.forceSlots == 0 && s != slots {
+					slots = s
+					l = newLayout(slots, fpr)
+					tried = slots
+					ok, _ = b.band(l, false)
+				}
+			}
+			if ok {
 				f.l, f.n, f.seed = l, n, seed
 				f.data = newSolution(l.words())
 				b.backSubstitute(l, f.data)
@@ -134,20 +164,25 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 	return nil, fmt.Errorf("%s: %d keys: no solution in %d attempts up to %d slots: %w", ctx, n, b.Attempts, tried, bloomery.ErrBuildFailed)
 }
 
-// sortKeys fills b.keys with the distinct remixed hashes for seed in
-// ascending order and returns their number. Ascending remixed hash means
-// ascending start (start = Reduce(x, numStarts) is monotone in x), so
-// banding then walks the matrix front to back, and equal keys are
-// adjacent, so removing duplicates is one comparison per key.
-func (b *Builder) sortKeys(hashes []uint64, seed uint32) int {
+// bucketKeyBits is log2 of the average number of keys per bucket of
+// bucketKeys.
+const bucketKeyBits = 6
+
+// bucketKeys fills b.keys with the remixed hashes for seed (duplicates
+// included), grouped by their top bits into buckets of about 64 keys in
+// ascending bucket order, by one counting sort. Ascending remixed hash
+// means ascending start (start = Reduce(x, numStarts) is monotone in x),
+// so banding walks the matrix front to back and the rows that the keys of
+// one bucket touch (about 64 + 128 slots) stay in the L1 cache; the order
+// inside a bucket does not matter (see band). Equal keys share a bucket.
+// Afterwards b.hist[k] is the end of bucket k in b.keys.
+func (b *Builder) bucketKeys(hashes []uint64, seed uint32) {
 	n := len(hashes)
 	b.keys = grow(b.keys, n)
 	keys := b.keys[:n]
-	// Counting sort on the top bits, about 16 keys per bucket (fewer
-	// buckets make the scatter miss caches, more make the insertion sort
-	// below slow: 16 measured best at 10^6 keys).
-	bb := max(1, min(bits.Len(uint(n))-4, 24))
-	shift := uint(64 - bb)
+	bb := max(0, min(bits.Len(uint(n))-bucketKeyBits, 24))
+	shift := uint(64 - bb) // 64 when bb == 0: x >> 64 is 0 in Go
+	b.shift = shift
 	b.hist = grow32(b.hist, 1<<bb+1)
 	hist := b.hist[:1<<bb+1]
 	clear(hist)
@@ -163,26 +198,35 @@ func (b *Builder) sortKeys(hashes []uint64, seed uint32) int {
 		keys[hist[bk]] = x
 		hist[bk]++
 	}
-	// Insertion sort: only keys of one bucket are out of order.
-	for i := 1; i < n; i++ {
-		x := keys[i]
-		j := i
-		for j > 0 && keys[j-1] > x {
-			keys[j] = keys[j-1]
-			j--
-		}
-		keys[j] = x
+}
+
+// bucketStart returns the index in b.keys of the first key of x's bucket
+// (after bucketKeys).
+func (b *Builder) bucketStart(x uint64) uint32 {
+	bk := x >> b.shift
+	if bk == 0 {
+		return 0
 	}
-	// Remove duplicates (adjacent now).
-	w := 1
-	for i := 1; i < n; i++ {
-		if keys[i] != keys[w-1] {
-			keys[w] = keys[i]
-			w++
+	return b.hist[bk-1]
+}
+
+// countDistinct returns the number of distinct keys in b.keys (after
+// bucketKeys), sorting each bucket in place (which changes nothing the
+// build depends on).
+func (b *Builder) countDistinct() int {
+	d := 0
+	start := uint32(0)
+	for _, end := range b.hist[:len(b.hist)-1] {
+		bucket := b.keys[start:end]
+		slices.Sort(bucket)
+		for i := range bucket {
+			if i == 0 || bucket[i] != bucket[i-1] {
+				d++
+			}
 		}
+		start = end
 	}
-	b.keys = b.keys[:w]
-	return w
+	return d
 }
 
 // band adds every key's equation to an empty banding matrix of the
@@ -197,7 +241,23 @@ func (b *Builder) sortKeys(hashes []uint64, seed uint32) int {
 // leading 1, and the step repeats. If c vanishes the equation was a linear
 // combination of stored rows: consistent (kept implicitly) when r vanished
 // too, otherwise the system has no solution for this seed.
-func (b *Builder) band(l layout, seed uint32) bool {
+//
+// The order in which equations are added does not change the outcome:
+// the set of occupied slots is that of any echelon basis of the span of
+// the equations (a position is a leading one iff some combination of the
+// equations starts there), consistency is a property of the system, and
+// back-substitution, with the free slots set to 0, then finds the one
+// solution with zeros there, whatever the stored rows are. So the keys of
+// a bucket need not be sorted.
+//
+// A duplicate key always ends as a consistent linear combination (its
+// first copy is in the span). With count set, band tells duplicates from
+// the rare distinct keys that end so by looking for an equal key earlier
+// in the bucket, and returns their number as dups; it gives up counting
+// (dups = -1) once the scans exceed about four comparisons per key, which
+// only inputs full of duplicates reach. dups is 0 without count, and
+// undefined when ok is false.
+func (b *Builder) band(l layout, count bool) (ok bool, dups int) {
 	slots := int(l.numBlocks * 128)
 	b.rows = growBand(b.rows, slots)
 	rows := b.rows[:slots]
@@ -206,7 +266,9 @@ func (b *Builder) band(l layout, seed uint32) bool {
 	if l.lower+1 >= 32 {
 		mask = ^uint32(0)
 	}
-	for _, x := range b.keys {
+	budget := 4*len(b.keys) + 1024
+	keys := b.keys
+	for k, x := range keys {
 		i := hashing.Reduce(x, l.numStarts)
 		lo, hi, r := row(x)
 		r &= mask
@@ -222,7 +284,16 @@ func (b *Builder) band(l layout, seed uint32) bool {
 			if lo == 0 {
 				if hi == 0 {
 					if r != 0 {
-						return false
+						return false, 0
+					}
+					if count && dups >= 0 {
+						start := int(b.bucketStart(x))
+						budget -= k - start
+						if budget < 0 {
+							dups = -1
+						} else if slices.Contains(keys[start:k], x) {
+							dups++
+						}
 					}
 					break
 				}
@@ -239,10 +310,10 @@ func (b *Builder) band(l layout, seed uint32) bool {
 			i += uint64(tz)
 		}
 	}
-	return true
+	return true, dups
 }
 
-// backSubstitute solves the banded system from the last slot to the first
+// backSubstituteGeneric solves the banded system from the last slot to the first
 // and writes the solution into data in the half-major layout (see seg):
 // block k holds, for each of its columns j, word j of its first half and
 // word j of its second half, bit o of word h·cols+j = solution bit j of
@@ -262,7 +333,7 @@ func (b *Builder) band(l layout, seed uint32) bool {
 // computed once, then each column's two words are built bit by bit in
 // registers, four columns at a time so that their independent dependency
 // chains (AND, popcount, OR into the word) overlap.
-func (b *Builder) backSubstitute(l layout, data []uint64) {
+func (b *Builder) backSubstituteGeneric(l layout, data []uint64) {
 	// For rows in the upper half of a block (o >= 64) the row meets word
 	// 1 of its block and words 0-1 of the next; in the lower half, words
 	// 0-1 of its block and word 0 of the next.
