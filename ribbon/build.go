@@ -200,16 +200,6 @@ func (b *Builder) bucketKeys(hashes []uint64, seed uint32) {
 	}
 }
 
-// bucketStart returns the index in b.keys of the first key of x's bucket
-// (after bucketKeys).
-func (b *Builder) bucketStart(x uint64) uint32 {
-	bk := x >> b.shift
-	if bk == 0 {
-		return 0
-	}
-	return b.hist[bk-1]
-}
-
 // countDistinct returns the number of distinct keys in b.keys (after
 // bucketKeys), sorting each bucket in place (which changes nothing the
 // build depends on).
@@ -258,58 +248,83 @@ func (b *Builder) countDistinct() int {
 // only inputs full of duplicates reach. dups is 0 without count, and
 // undefined when ok is false.
 func (b *Builder) band(l layout, count bool) (ok bool, dups int) {
-	slots := int(l.numBlocks * 128)
-	b.rows = growBand(b.rows, slots)
+	slots := l.numBlocks * 128
+	b.rows = growBand(b.rows, int(slots))
 	rows := b.rows[:slots]
-	clear(rows)
 	mask := uint32(1)<<(l.lower+1) - 1
 	if l.lower+1 >= 32 {
 		mask = ^uint32(0)
 	}
 	budget := 4*len(b.keys) + 1024
 	keys := b.keys
-	for k, x := range keys {
-		i := hashing.Reduce(x, l.numStarts)
-		lo, hi, r := row(x)
-		r &= mask
-		for {
-			p := &rows[i]
-			if p.lo == 0 {
-				p.lo, p.hi, p.r = lo, hi, r
-				break
-			}
-			lo ^= p.lo
-			hi ^= p.hi
-			r ^= p.r
-			if lo == 0 {
-				if hi == 0 {
-					if r != 0 {
-						return false, 0
-					}
-					if count && dups >= 0 {
-						start := int(b.bucketStart(x))
-						budget -= k - start
-						if budget < 0 {
-							dups = -1
-						} else if slices.Contains(keys[start:k], x) {
-							dups++
-						}
-					}
+	// An equation with start s only ever touches slots s..s+127 (each
+	// elimination step moves its leading 1 right inside its first 128
+	// slots), so rows are cleared just ahead of the bucket being banded
+	// rather than in a pass of their own: the zeroed lines are still in
+	// the cache when the bucket's keys first read them.
+	cleared := uint64(0)
+	start := uint32(0)
+	for bk, end := range b.hist[:len(b.hist)-1] {
+		if start == end {
+			continue
+		}
+		// The largest start in this bucket is that of its largest
+		// possible key, (bk+1)<<shift - 1; with shift 64 there is a
+		// single bucket, the whole key range.
+		top := ^uint64(0)
+		if b.shift < 64 {
+			top = uint64(bk+1)<<b.shift - 1
+		}
+		if reach := min(hashing.Reduce(top, l.numStarts)+128, slots); reach > cleared {
+			clear(rows[cleared:reach])
+			cleared = reach
+		}
+		for k := start; k < end; k++ {
+			x := keys[k]
+			i := hashing.Reduce(x, l.numStarts)
+			lo, hi, r := row(x)
+			r &= mask
+			for {
+				p := &rows[i]
+				if p.lo == 0 {
+					p.lo, p.hi, p.r = lo, hi, r
 					break
 				}
-				tz := uint(bits.TrailingZeros64(hi)) & 63
-				lo, hi = hi>>tz, 0
-				i += 64 + uint64(tz)
-				continue
+				lo ^= p.lo
+				hi ^= p.hi
+				r ^= p.r
+				if lo == 0 {
+					if hi == 0 {
+						if r != 0 {
+							return false, 0
+						}
+						if count && dups >= 0 {
+							budget -= int(k - start)
+							if budget < 0 {
+								dups = -1
+							} else if slices.Contains(keys[start:k], x) {
+								dups++
+							}
+						}
+						break
+					}
+					tz := uint(bits.TrailingZeros64(hi)) & 63
+					lo, hi = hi>>tz, 0
+					i += 64 + uint64(tz)
+					continue
+				}
+				// 1 <= tz <= 63 (bit 0 was cleared, lo != 0); the
+				// masks tell the compiler so and save its
+				// oversized-shift code.
+				tz := uint(bits.TrailingZeros64(lo)) & 63
+				lo = lo>>tz | hi<<((64-tz)&63)
+				hi >>= tz
+				i += uint64(tz)
 			}
-			// 1 <= tz <= 63 (bit 0 was cleared, lo != 0); the masks
-			// tell the compiler so and save its oversized-shift code.
-			tz := uint(bits.TrailingZeros64(lo)) & 63
-			lo = lo>>tz | hi<<((64-tz)&63)
-			hi >>= tz
-			i += uint64(tz)
 		}
+		start = end
 	}
+	clear(rows[cleared:])
 	return true, dups
 }
 
