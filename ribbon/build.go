@@ -279,53 +279,68 @@ func (b *Builder) band(l layout, count bool) (ok bool, dups int) {
 			clear(rows[cleared:reach])
 			cleared = reach
 		}
-		for k := start; k < end; k++ {
-			x := keys[k]
-			i := hashing.Reduce(x, l.numStarts)
-			lo, hi, r := row(x)
-			r &= mask
-			for {
-				p := &rows[i]
-				if p.lo == 0 {
-					p.lo, p.hi, p.r = lo, hi, r
-					break
+		for k := start; k < end; {
+			m, zero, r := bandKeys(rows, keys[k:end], l.numStarts, mask)
+			k += uint32(m)
+			if !zero {
+				continue
+			}
+			// keys[k-1] ended as a linear combination of stored rows.
+			if r != 0 {
+				return false, 0
+			}
+			if count && dups >= 0 {
+				budget -= int(k - start)
+				if budget < 0 {
+					dups = -1
+				} else if slices.Contains(keys[start:k-1], keys[k-1]) {
+					dups++
 				}
-				lo ^= p.lo
-				hi ^= p.hi
-				r ^= p.r
-				if lo == 0 {
-					if hi == 0 {
-						if r != 0 {
-							return false, 0
-						}
-						if count && dups >= 0 {
-							budget -= int(k - start)
-							if budget < 0 {
-								dups = -1
-							} else if slices.Contains(keys[start:k], x) {
-								dups++
-							}
-						}
-						break
-					}
-					tz := uint(bits.TrailingZeros64(hi)) & 63
-					lo, hi = hi>>tz, 0
-					i += 64 + uint64(tz)
-					continue
-				}
-				// 1 <= tz <= 63 (bit 0 was cleared, lo != 0); the
-				// masks tell the compiler so and save its
-				// oversized-shift code.
-				tz := uint(bits.TrailingZeros64(lo)) & 63
-				lo = lo>>tz | hi<<((64-tz)&63)
-				hi >>= tz
-				i += uint64(tz)
 			}
 		}
 		start = end
 	}
 	clear(rows[cleared:])
 	return true, dups
+}
+
+// bandKeys adds the equations of keys to rows (see band) until one
+// vanishes: it returns the number of keys it took (that one included),
+// whether one vanished, and then its remaining result bits (0 when it
+// was consistent). It is band's inner loop, kept apart so that its few
+// variables stay in registers.
+func bandKeys(rows []band, keys []uint64, numStarts uint64, mask uint32) (n int, zero bool, rest uint32) {
+	for k, x := range keys {
+		i := hashing.Reduce(x, numStarts)
+		lo, hi, r := row(x)
+		r &= mask
+		for {
+			p := &rows[i]
+			if p.lo == 0 {
+				p.lo, p.hi, p.r = lo, hi, r
+				break
+			}
+			lo ^= p.lo
+			hi ^= p.hi
+			r ^= p.r
+			if lo == 0 {
+				if hi == 0 {
+					return k + 1, true, r
+				}
+				tz := uint(bits.TrailingZeros64(hi)) & 63
+				lo, hi = hi>>tz, 0
+				i += 64 + uint64(tz)
+				continue
+			}
+			// 1 <= tz <= 63 (bit 0 was cleared, lo != 0); the masks
+			// tell the compiler so and save its oversized-shift code.
+			tz := uint(bits.TrailingZeros64(lo)) & 63
+			lo = lo>>tz | hi<<((64-tz)&63)
+			hi >>= tz
+			i += uint64(tz)
+		}
+	}
+	return len(keys), false, 0
 }
 
 // backSubstituteGeneric solves the banded system from the last slot to the first
