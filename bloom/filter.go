@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/hashing"
@@ -99,24 +100,47 @@ func (f *Filter) Add(key []byte) bool { return f.AddHash(f.hasher.Sum64(key)) }
 func (f *Filter) AddString(key string) bool { return f.AddHash(f.hasher.Sum64String(key)) }
 
 // AddHash inserts a key by its hash (computed with f.Hasher()).
+//
+// It is branch-free apart from the loop over the k probes, which predicts
+// perfectly: each probe reads its word, ORs the bit in and counts the bit
+// as new arithmetically, and the "was new" answer comes from the count,
+// not from a test. With no data-dependent branch and few instructions per
+// probe, the core runs ahead into the next keys' probes while this key's
+// cache misses are outstanding, which is what bounds a bulk insert into a
+// filter larger than the cache.
 func (f *Filter) AddHash(h uint64) bool {
-	g, d, m := h, hashing.Mix64(h)|1, f.m
 	words := f.words
+	g, d := h, hashing.Mix64(h)|1
 	var added uint64
-	for i := 0; i < f.k; i++ {
-		b := hashing.Reduce(g, m)
-		w := &words[b>>6]
-		bit := uint64(1) << (b & 63)
-		added += (^*w & bit) >> (b & 63)
-		*w |= bit
+	for range f.k {
+		p, s := f.probe(words, g)
+		old := *p
+		*p = old | 1<<s
+		added += (^old >> s) & 1
 		g += d
 	}
 	f.ones += added
-	if added != 0 {
-		f.count++
-		return true
-	}
-	return false
+	isNew := (added | -added) >> 63 // 1 if any bit was clear, else 0
+	f.count += int(isNew)
+	return isNew != 0
+}
+
+// probe returns the word holding bit Reduce(g, m) of words and the bit's
+// index in that word, m = 64*len(words).
+//
+// With w = len(words), g*w = hi*2^64 + lo, and m = 64w:
+//
+//	Reduce(g, m) = floor(g*64w / 2^64) = 64*hi + floor(lo / 2^58)
+//
+// so the word is hi and the bit is the top 6 bits of lo, both from one
+// 64x64->128 multiply, with no shift or mask of the bit position.
+// Since g < 2^64, hi = floor(g*w/2^64) < w: the word is always inside the
+// array, which is why it is addressed without a bounds check (the check
+// would add a compare and a branch to every probe). When len(words) is 0
+// (a zero Filter, whose k is 0) probe is never called.
+func (f *Filter) probe(words []uint64, g uint64) (*uint64, uint64) {
+	hi, lo := bits.Mul64(g, uint64(len(words)))
+	return (*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(words)), hi*8)), lo >> 58
 }
 
 // Contains reports whether key may have been added (false: certainly not).
@@ -129,44 +153,27 @@ func (f *Filter) ContainsString(key string) bool {
 
 // ContainsHash reports whether a key with hash h may have been added.
 //
-// The probes are read in two groups, branch-free inside a group, with one
-// test after each: the first 3, then the rest. A test per probe would stop
-// earlier on an absent key, but at fill ~1/2 each of those tests is a coin
-// flip the branch predictor gets wrong half the time, and every wrong
-// guess discards the work already started on the next keys (in a large
-// filter, their cache misses). After the first 3 probes an absent key
-// stops with probability 7/8, a branch that predicts well, and the 3 reads
-// overlap. On the development machine this was 1.3-1.4x faster on absent
-// keys than a test per probe at 10^6 and 10^8 keys.
+// It tests each probe as it reads it and stops at the first clear bit.
+// In same-process measurements on the development machine (filters of
+// 10^7 and 10^8 keys, random order, every probe a cache or TLB miss) this
+// was 1.1-1.3x faster on absent keys and no slower on present ones than
+// reading the first three probes branch-free before one test, and about
+// 1.3x faster on absent keys than reading all k branch-free: an absent key
+// stops after 2 probes on average at the design fill, so it requests
+// fewer lines, and a mispredicted early exit still leaves the lines it
+// started loading for the following keys in the cache. Present keys read
+// all k probes behind branches that predict well.
 func (f *Filter) ContainsHash(h uint64) bool {
-	g, d, m := h, hashing.Mix64(h)|1, f.m
 	words := f.words
-	k := f.k
-	if k < 3 {
-		for i := 0; i < k; i++ {
-			b := hashing.Reduce(g, m)
-			if words[b>>6]&(1<<(b&63)) == 0 {
-				return false
-			}
-			g += d
+	g, d := h, hashing.Mix64(h)|1
+	for range f.k {
+		p, s := f.probe(words, g)
+		if *p&(1<<s) == 0 {
+			return false
 		}
-		return true
-	}
-	acc := uint64(1)
-	for i := 0; i < 3; i++ {
-		b := hashing.Reduce(g, m)
-		acc &= words[b>>6] >> (b & 63)
 		g += d
 	}
-	if acc&1 == 0 {
-		return false
-	}
-	for i := 3; i < k; i++ {
-		b := hashing.Reduce(g, m)
-		acc &= words[b>>6] >> (b & 63)
-		g += d
-	}
-	return acc&1 != 0
+	return true
 }
 
 // Len returns the number of adds that reported their key as new. After a
