@@ -28,8 +28,12 @@ type conn struct {
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, since: time.Now()}
-	c.rd = resp.NewReader(nc, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
-	c.cc = &command.Conn{ID: s.nextID.Add(1), Addr: nc.RemoteAddr().String(), W: resp.NewWriter(nc)}
+	var rw io.ReadWriter = nc
+	if rs := newRawSock(nc); rs != nil {
+		rw = rs
+	}
+	c.rd = resp.NewReader(rw, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
+	c.cc = &command.Conn{ID: s.nextID.Add(1), Addr: nc.RemoteAddr().String(), W: resp.NewWriter(rw)}
 	if s.cfg.Password != "" {
 		c.rd.SetUnauthenticated(true)
 		c.cc.OnAuth = func() { c.rd.SetUnauthenticated(false) }
