@@ -130,17 +130,15 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 			}
 			l = newLayout(slots, fpr)
 			tried = slots
-			ok, dups := b.band(l, !exact)
+			ok, copies := b.band(l, !exact)
 			if !exact {
-				// The count is exact after the first attempt: from
-				// banding when it succeeded and could count, otherwise
-				// from a pass of its own. Slots follow the exact count,
-				// and the attempt is repeated (same seed) when they
-				// change.
-				if !ok || dups < 0 {
+				// The count is exact after the first attempt: banding
+				// shows that the keys are distinct (the usual case),
+				// otherwise a pass of its own counts them. Slots
+				// follow the exact count, and the attempt is repeated
+				// (same seed) when they change.
+				if !ok || copies {
 					n = b.countDistinct()
-				} else {
-					n -= dups
 				}
 				exact = true
 				if s := slotsFor(n); b.forceSlots == 0 && s != slots {
@@ -241,28 +239,30 @@ func (b *Builder) countDistinct() int {
 // a bucket need not be sorted.
 //
 // A duplicate key always ends as a consistent linear combination (its
-// first copy is in the span). With count set, band tells duplicates from
-// the rare distinct keys that end so by looking for an equal key earlier
-// in the bucket, and returns their number as dups; it gives up counting
-// (dups = -1) once the scans exceed about four comparisons per key, which
-// only inputs full of duplicates reach. dups is 0 without count, and
+// other copy is in the span), and so, rarely, does a distinct key. With
+// count set, band looks for a copy of every key that ends so in its
+// bucket and reports whether it found one (or gave up looking, after
+// about four comparisons per key, which only inputs full of duplicates
+// reach): copies is false only when the keys are distinct. It is
 // undefined when ok is false.
-func (b *Builder) band(l layout, count bool) (ok bool, dups int) {
+func (b *Builder) band(l layout, count bool) (ok, copies bool) {
 	slots := l.numBlocks * 128
 	b.rows = growBand(b.rows, int(slots))
-	rows := b.rows[:slots]
-	mask := uint32(1)<<(l.lower+1) - 1
+	z := bander{rows: b.rows[:slots], numStarts: l.numStarts, count: count, budget: 4*len(b.keys) + 1024}
+	z.mask = uint32(1)<<(l.lower+1) - 1
 	if l.lower+1 >= 32 {
-		mask = ^uint32(0)
+		z.mask = ^uint32(0)
 	}
-	budget := 4*len(b.keys) + 1024
-	keys := b.keys
-	// An equation with start s only ever touches slots s..s+127 (each
-	// elimination step moves its leading 1 right inside its first 128
-	// slots), so rows are cleared just ahead of the bucket being banded
-	// rather than in a pass of their own: the zeroed lines are still in
-	// the cache when the bucket's keys first read them.
-	cleared := uint64(0)
+	// Rows are cleared just ahead of the bucket being banded rather than
+	// in a pass of their own, so that the zeroed lines are still in the
+	// cache when the bucket's keys first read them. Up to the bucket's
+	// largest start plus 128 is enough: every key added so far has a
+	// start <= T, the bucket's largest, so its coefficients lie below
+	// T+128, and so do those of every stored row and every XOR of them;
+	// an equation's leading 1, the only row it reads, stays below T+128.
+	// (An equation can drift more than 128 slots past its own start, up
+	// to T+127, because rows of keys that start after it in the same
+	// bucket may already be stored.)
 	start := uint32(0)
 	for bk, end := range b.hist[:len(b.hist)-1] {
 		if start == end {
@@ -275,43 +275,42 @@ func (b *Builder) band(l layout, count bool) (ok bool, dups int) {
 		if b.shift < 64 {
 			top = uint64(bk+1)<<b.shift - 1
 		}
-		if reach := min(hashing.Reduce(top, l.numStarts)+128, slots); reach > cleared {
-			clear(rows[cleared:reach])
-			cleared = reach
-		}
-		for k := start; k < end; {
-			m, zero, r := bandKeys(rows, keys[k:end], l.numStarts, mask)
-			k += uint32(m)
-			if !zero {
-				continue
-			}
-			// keys[k-1] ended as a linear combination of stored rows.
-			if r != 0 {
-				return false, 0
-			}
-			if count && dups >= 0 {
-				budget -= int(k - start)
-				if budget < 0 {
-					dups = -1
-				} else if slices.Contains(keys[start:k-1], keys[k-1]) {
-					dups++
-				}
-			}
+		z.extend(hashing.Reduce(top, l.numStarts) + 128)
+		if !z.bucket(b.keys[start:end]) {
+			return false, false
 		}
 		start = end
 	}
-	clear(rows[cleared:])
-	return true, dups
+	z.extend(slots)
+	return true, z.copies
 }
 
-// bandKeys adds the equations of keys to rows (see band) until one
-// vanishes: it returns the number of keys it took (that one included),
-// whether one vanished, and then its remaining result bits (0 when it
-// was consistent). It is band's inner loop, kept apart so that its few
-// variables stay in registers.
-func bandKeys(rows []band, keys []uint64, numStarts uint64, mask uint32) (n int, zero bool, rest uint32) {
+// bander is the state of one banding pass (see band).
+type bander struct {
+	rows      []band
+	limit     uint64 // rows[:limit] are cleared
+	numStarts uint64
+	mask      uint32 // result bits in use
+	count     bool   // look for copies of keys that vanish
+	copies    bool   // found one (or gave up looking)
+	budget    int    // comparisons left for looking
+}
+
+// extend clears rows up to min(to, len(rows)).
+func (z *bander) extend(to uint64) {
+	to = min(to, uint64(len(z.rows)))
+	if to > z.limit {
+		clear(z.rows[z.limit:to])
+		z.limit = to
+	}
+}
+
+// bucket adds the equations of one bucket's keys. It reports false when
+// the system became inconsistent.
+func (z *bander) bucket(keys []uint64) bool {
+	rows, ns, mask := z.rows[:z.limit], z.numStarts, z.mask
 	for k, x := range keys {
-		i := hashing.Reduce(x, numStarts)
+		i := hashing.Reduce(x, ns)
 		lo, hi, r := row(x)
 		r &= mask
 		for {
@@ -325,22 +324,38 @@ func bandKeys(rows []band, keys []uint64, numStarts uint64, mask uint32) (n int,
 			r ^= p.r
 			if lo == 0 {
 				if hi == 0 {
-					return k + 1, true, r
+					if !z.vanished(r, keys, k) {
+						return false
+					}
+					break
 				}
-				tz := uint(bits.TrailingZeros64(hi)) & 63
-				lo, hi = hi>>tz, 0
-				i += 64 + uint64(tz)
-				continue
+				lo, hi, i = hi, 0, i+64
 			}
-			// 1 <= tz <= 63 (bit 0 was cleared, lo != 0); the masks
-			// tell the compiler so and save its oversized-shift code.
+			// tz >= 1 unless the high word moved down (then hi is 0);
+			// the masks tell the compiler tz < 64 and save its
+			// oversized-shift code.
 			tz := uint(bits.TrailingZeros64(lo)) & 63
 			lo = lo>>tz | hi<<((64-tz)&63)
 			hi >>= tz
 			i += uint64(tz)
 		}
 	}
-	return len(keys), false, 0
+	return true
+}
+
+// vanished handles keys[k] (of a bucket) whose coefficients vanished with
+// result bits r left: false when r != 0 (inconsistent), otherwise true,
+// after looking for a copy of the key in the bucket when counting.
+func (z *bander) vanished(r uint32, keys []uint64, k int) bool {
+	if r != 0 {
+		return false
+	}
+	if z.count && !z.copies {
+		z.budget -= len(keys)
+		x := keys[k]
+		z.copies = z.budget < 0 || slices.Contains(keys[:k], x) || slices.Contains(keys[k+1:], x)
+	}
+	return true
 }
 
 // backSubstituteGeneric solves the banded system from the last slot to the first
