@@ -305,11 +305,13 @@ func (z *bander) extend(to uint64) {
 	}
 }
 
-// bucket adds the equations of one bucket's keys. It reports false when
-// the system became inconsistent.
-func (z *bander) bucket(keys []uint64) bool {
+// bucketGeneric adds the equations of keys[from:], keys being one
+// bucket's keys, one at a time. It reports false when the system became
+// inconsistent.
+func (z *bander) bucketGeneric(keys []uint64, from int) bool {
 	rows, ns, mask := z.rows[:z.limit], z.numStarts, z.mask
-	for k, x := range keys {
+	for k := from; k < len(keys); k++ {
+		x := keys[k]
 		i := hashing.Reduce(x, ns)
 		lo, hi, r := row(x)
 		r &= mask
@@ -341,6 +343,33 @@ func (z *bander) bucket(keys []uint64) bool {
 		}
 	}
 	return true
+}
+
+// finish completes the elimination of keys[k]'s equation, now (lo, hi,
+// r) with its leading 1 at slot i, and reports false when it showed the
+// system inconsistent.
+func (z *bander) finish(i, lo, hi uint64, r uint32, keys []uint64, k int) bool {
+	rows := z.rows[:z.limit]
+	for {
+		p := &rows[i]
+		if p.lo == 0 {
+			p.lo, p.hi, p.r = lo, hi, r
+			return true
+		}
+		lo ^= p.lo
+		hi ^= p.hi
+		r ^= p.r
+		if lo == 0 {
+			if hi == 0 {
+				return z.vanished(r, keys, k)
+			}
+			lo, hi, i = hi, 0, i+64
+		}
+		tz := uint(bits.TrailingZeros64(lo)) & 63
+		lo = lo>>tz | hi<<((64-tz)&63)
+		hi >>= tz
+		i += uint64(tz)
+	}
 }
 
 // vanished handles keys[k] (of a bucket) whose coefficients vanished with
