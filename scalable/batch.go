@@ -41,8 +41,6 @@ func (f *Filter) ContainsHashBatch(hs []uint64, out []bool) {
 func (f *Filter) claimed(hs []uint64, out []bool, from int) {
 	clear(out)
 	var tmp [batchLen]bool
-	var open [batchLen]uint64 // hashes no newer link claimed,
-	var at [batchLen]uint8    // and their indexes in hs
 	for j := len(f.links) - 1; j >= from; j-- {
 		switch l := f.links[j].(type) {
 		case *bloom.Blocked:
@@ -53,27 +51,10 @@ func (f *Filter) claimed(hs []uint64, out []bool, from int) {
 				out[i] = out[i] || ok
 			}
 		case *bloom.Filter:
-			// A standard link's batch query steps four keys at a time
-			// (bloom.Filter.ContainsBatch); it is given only the keys no
-			// newer link claimed, gathered, so an older link costs
-			// nothing for the keys a newer one already answered.
-			if j == len(f.links)-1 {
-				l.ContainsBatch(hs, out)
-				continue
-			}
-			n := 0
-			for i, ok := range out {
-				if !ok {
-					open[n], at[n] = hs[i], uint8(i)
-					n++
+			for i, h := range hs {
+				if !out[i] {
+					out[i] = l.ContainsHash(h)
 				}
-			}
-			if n == 0 {
-				return
-			}
-			l.ContainsBatch(open[:n], tmp[:n])
-			for i, ok := range tmp[:n] {
-				out[at[i]] = ok
 			}
 		default:
 			for i, h := range hs {
