@@ -52,11 +52,15 @@ const (
 //go:noescape
 func bandLanes(z *laneState)
 
+// useBandLanes selects bandLanes; tests turn it off to compare with the
+// portable loop.
+var useBandLanes = true
+
 // bucket adds the equations of one bucket's keys (see bandLanes, and
 // bucketGeneric for the portable loop). It reports false when the system
 // became inconsistent.
 func (z *bander) bucket(keys []uint64) bool {
-	if len(keys) < 2 {
+	if len(keys) < 2 || !useBandLanes {
 		return z.bucketGeneric(keys, 0)
 	}
 	rows := z.rows[:z.limit]
