@@ -295,6 +295,12 @@ func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 	pos, total, spans, count := base+r.pos, r.total, r.spans, r.count
 	maxQuery := r.lim.MaxQuery
 	for len(spans) < count {
+		if maxBulk >= 99 {
+			pos, spans, total = shortArgs(buf, pos, base, spans, count, total, maxQuery)
+			if len(spans) == count {
+				break
+			}
+		}
 		// Fast paths: "$<digits>\r\n" with the whole header buffered;
 		// first the one- and two-digit lengths of typical items.
 		blen, start := 0, -1
@@ -348,12 +354,51 @@ func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 	}
 	r.pos, r.total, r.spans = pos-base, total, spans
 	r.pending = false
-	r.raw = r.buf[base : base+r.pos : base+r.pos]
-	for _, s := range r.spans {
-		a := r.r + s.off
-		r.args = append(r.args, r.buf[a:a+s.n:a+s.n])
+	r.raw = buf[base:pos:pos]
+	args := r.args
+	for _, s := range spans {
+		a := base + s.off
+		args = append(args, buf[a:a+s.n:a+s.n])
 	}
-	return r.args, r.pos, nil
+	r.args = args
+	return args, pos - base, nil
+}
+
+// shortArgs is parseMultibulk's loop for the usual arguments: it takes
+// consecutive arguments of at most 99 bytes ("$d\r\n" or "$dd\r\n"
+// headers) whose header, body and CRLF are all in buf, from pos, until
+// count arguments are parsed or the next one is anything else (longer,
+// incomplete, malformed or over maxQuery), which the general loop then
+// handles, errors included. Its few live values stay in registers, which
+// the general loop's do not. The caller ensures maxBulk >= 99.
+func shortArgs(buf []byte, pos, base int, spans []span, count, total, maxQuery int) (int, []span, int) {
+	for len(spans) < count && pos+5 <= len(buf) && buf[pos] == '$' {
+		d1 := uint(buf[pos+1]) - '0'
+		if d1 > 9 {
+			break
+		}
+		var blen, start int
+		if c := buf[pos+2]; c == '\r' {
+			if buf[pos+3] != '\n' {
+				break
+			}
+			blen, start = int(d1), pos+4
+		} else {
+			d2 := uint(c) - '0'
+			if d2 > 9 || buf[pos+3] != '\r' || buf[pos+4] != '\n' {
+				break
+			}
+			blen, start = int(d1*10+d2), pos+5
+		}
+		end := start + blen
+		if end+2 > len(buf) || buf[end] != '\r' || buf[end+1] != '\n' || total+blen > maxQuery {
+			break
+		}
+		spans = append(spans, span{start - base, blen})
+		total += blen
+		pos = end + 2
+	}
+	return pos, spans, total
 }
 
 // parseInline parses a telnet-style command line at r: arguments
