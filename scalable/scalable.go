@@ -347,11 +347,24 @@ func (f *Filter) TryAddString(key string) (bool, error) {
 }
 
 // TryAddHash is TryAdd for a hash computed with Hasher().
+//
+// A chain of one link with room (the usual BF.ADD key) takes one pass
+// over the link: its AddHash reports false, changing nothing, exactly
+// when all of h's bits are already set, which is when ContainsHash would
+// have claimed h; so a test and then an add, k lines read twice, gives
+// the same answer and bits as the add alone.
 func (f *Filter) TryAddHash(h uint64) (bool, error) {
+	last := f.links[len(f.links)-1]
+	if len(f.links) == 1 && last.Len() < last.Cap() {
+		if last.AddHash(h) {
+			f.count++
+			return true, nil
+		}
+		return false, nil
+	}
 	if f.ContainsHash(h) {
 		return false, nil
 	}
-	last := f.links[len(f.links)-1]
 	if last.Len() >= last.Cap() {
 		if f.p.NonScaling {
 			return false, fmt.Errorf("scalable: non-scaling filter holds its capacity %d: %w", last.Cap(), bloomery.ErrFull)
