@@ -81,11 +81,16 @@ type Log struct {
 	policy Policy
 	logger *slog.Logger
 
-	mu  sync.Mutex // guards buf, end, f, gen
+	mu  sync.Mutex // guards buf, spare, end, f, gen
 	buf []byte
-	end int64 // global offset (across generations) past the last Append
-	gen uint64
-	f   *os.File
+	// spare is the buffer of the previous write, kept for the next one:
+	// commands are appended to it while the current buffer is written, so
+	// under load the two buffers alternate and appends neither allocate
+	// nor fault in fresh pages.
+	spare []byte
+	end   int64 // global offset (across generations) past the last Append
+	gen   uint64
+	f     *os.File
 
 	ioMu    sync.Mutex // serialises writes and fsyncs
 	written atomic.Int64
@@ -231,7 +236,9 @@ func (l *Log) syncLocked(fsync bool) error {
 	buf := l.buf
 	end := l.end
 	f := l.f
-	l.buf = nil
+	if len(buf) > 0 {
+		l.buf, l.spare = l.spare, nil
+	}
 	l.mu.Unlock()
 	if len(buf) > 0 {
 		if _, err := f.Write(buf); err != nil {
@@ -239,12 +246,17 @@ func (l *Log) syncLocked(fsync bool) error {
 		}
 		l.size.Add(int64(len(buf)))
 		l.written.Store(end)
-		// Keep the buffer for reuse if it is small and nobody appended.
-		l.mu.Lock()
-		if l.buf == nil && cap(buf) <= 1<<20 {
-			l.buf = buf[:0]
+		// Keep the buffer for reuse if it is small: as the buffer if
+		// nobody appended meanwhile, else as the next write's spare.
+		if cap(buf) <= 1<<20 {
+			l.mu.Lock()
+			if l.buf == nil {
+				l.buf = buf[:0]
+			} else if l.spare == nil {
+				l.spare = buf[:0]
+			}
+			l.mu.Unlock()
 		}
-		l.mu.Unlock()
 	}
 	if fsync && l.synced.Load() < end {
 		if err := f.Sync(); err != nil {
