@@ -40,6 +40,19 @@ var _ bloomery.Adder = (*Filter)(nil)
 // would give (1 against 20). The FPR tests measure (1 - e^(-kn/m))^k
 // within a few percent at m from 2*10^4 to 1.6*10^7 bits.
 //
+// # Word and bit
+//
+// With w = len(words) = m/64 and g*w = hi*2^64 + lo,
+//
+//	Reduce(g, m) = floor(g*64w / 2^64) = 64*hi + floor(lo / 2^58)
+//
+// so the probe's word is hi and its bit in the word the top 6 bits of lo,
+// both from one 64x64->128 multiply by w, with no shift or mask of a bit
+// position. Since g < 2^64, hi = floor(g*w/2^64) < w: the word is always
+// inside the array, which is why the probe loops address it without a
+// bounds check (the check would add a compare and a branch to every
+// probe). A zero Filter has no words but k = 0, so it probes nothing.
+//
 // # Costs
 //
 // Add touches k cache lines (k dependent-free loads and stores).
@@ -101,46 +114,39 @@ func (f *Filter) AddString(key string) bool { return f.AddHash(f.hasher.Sum64Str
 
 // AddHash inserts a key by its hash (computed with f.Hasher()).
 //
-// It is branch-free apart from the loop over the k probes, which predicts
-// perfectly: each probe reads its word, ORs the bit in and counts the bit
-// as new arithmetically, and the "was new" answer comes from the count,
-// not from a test. With no data-dependent branch and few instructions per
-// probe, the core runs ahead into the next keys' probes while this key's
-// cache misses are outstanding, which is what bounds a bulk insert into a
-// filter larger than the cache.
-func (f *Filter) AddHash(h uint64) bool {
+// It has no branch on loaded data: each probe reads its word, ORs the bit
+// in and counts whether the bit was already set, and the "was new" answer
+// comes from the count, not from a test. With no mispredicted branch and
+// few instructions per probe, the core runs ahead into the next keys'
+// probes while this key's cache misses are outstanding, which is what
+// bounds a bulk insert into a filter larger than the cache. On amd64 the
+// loop is in assembly (filter_add_amd64.s), at ten instructions a probe;
+// in same-process runs at 10^7 keys it inserts about 1.2x faster than the
+// same loop in Go (whose register moves around the 128-bit multiply
+// double the instruction count) and about 1.4x faster than the earlier
+// bounds-checked loop with a branch on the result.
+func (f *Filter) AddHash(h uint64) bool { return addHash(f, h) }
+
+// addHashGo is the portable AddHash: see there.
+func addHashGo(f *Filter, h uint64) bool {
 	words := f.words
-	g, d := h, hashing.Mix64(h)|1
-	var added uint64
-	for range f.k {
-		p, s := f.probe(words, g)
+	d, w := hashing.Mix64(h)|1, uint64(len(words))
+	base := unsafe.Pointer(unsafe.SliceData(words))
+	var seen uint64 // probes whose bit was already set
+	for i := f.k; i > 0; i-- {
+		hi, lo := bits.Mul64(h, w) // see Filter, "Word and bit"
+		p := (*uint64)(unsafe.Add(base, hi*8))
+		s := lo >> 58
 		old := *p
+		seen += old >> s & 1
 		*p = old | 1<<s
-		added += (^old >> s) & 1
-		g += d
+		h += d
 	}
+	added := uint64(f.k) - seen
 	f.ones += added
 	isNew := (added | -added) >> 63 // 1 if any bit was clear, else 0
 	f.count += int(isNew)
 	return isNew != 0
-}
-
-// probe returns the word holding bit Reduce(g, m) of words and the bit's
-// index in that word, m = 64*len(words).
-//
-// With w = len(words), g*w = hi*2^64 + lo, and m = 64w:
-//
-//	Reduce(g, m) = floor(g*64w / 2^64) = 64*hi + floor(lo / 2^58)
-//
-// so the word is hi and the bit is the top 6 bits of lo, both from one
-// 64x64->128 multiply, with no shift or mask of the bit position.
-// Since g < 2^64, hi = floor(g*w/2^64) < w: the word is always inside the
-// array, which is why it is addressed without a bounds check (the check
-// would add a compare and a branch to every probe). When len(words) is 0
-// (a zero Filter, whose k is 0) probe is never called.
-func (f *Filter) probe(words []uint64, g uint64) (*uint64, uint64) {
-	hi, lo := bits.Mul64(g, uint64(len(words)))
-	return (*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(words)), hi*8)), lo >> 58
 }
 
 // Contains reports whether key may have been added (false: certainly not).
@@ -173,7 +179,7 @@ func (f *Filter) ContainsString(key string) bool {
 func (f *Filter) ContainsHash(h uint64) bool {
 	d := hashing.Mix64(h) | 1
 	for range f.k {
-		hi, lo := bits.Mul64(h, uint64(len(f.words))) // see probe
+		hi, lo := bits.Mul64(h, uint64(len(f.words))) // see Filter, "Word and bit"
 		if *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), hi*8))>>(lo>>58)&1 == 0 {
 			return false
 		}
