@@ -274,12 +274,23 @@ func (r *Reader) bulkHeader(p, maxBulk int) (blen, next int, err error) {
 func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 	maxArgs, maxBulk := r.limits()
 	if !r.pending {
-		line, next, err := r.line(r.r)
-		if err != nil || next < 0 {
-			return nil, 0, err
+		// Fast path: "*<1-3 digits>\r\n" with a nonzero count, the header
+		// of every usual command; anything else takes the general path.
+		count, next := shortCount(r.buf[r.r:r.w])
+		if count > 0 {
+			next += r.r
+		} else {
+			line, n, err := r.line(r.r)
+			if err != nil || n < 0 {
+				return nil, 0, err
+			}
+			c, ok := parseInt(line[1:])
+			if !ok {
+				return nil, 0, protoErr("invalid multibulk length")
+			}
+			count, next = c, n
 		}
-		count, ok := parseInt(line[1:])
-		if !ok || count > int64(maxArgs) {
+		if count > int64(maxArgs) {
 			return nil, 0, protoErr("invalid multibulk length")
 		}
 		if count <= 0 {
@@ -362,6 +373,31 @@ func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 	}
 	r.args = args
 	return args, pos - base, nil
+}
+
+// shortCount parses a multibulk header "*d\r\n", "*dd\r\n" or "*ddd\r\n"
+// at the start of b (b[0] is '*') and returns the count and the header's
+// length, or count 0 for any other (or incomplete) header.
+func shortCount(b []byte) (count int64, n int) {
+	if len(b) < 4 {
+		return 0, 0
+	}
+	v := uint(0)
+	for i := 1; i < len(b) && i <= 4; i++ {
+		c := b[i]
+		if c == '\r' {
+			if i == 1 || i+1 >= len(b) || b[i+1] != '\n' {
+				return 0, 0
+			}
+			return int64(v), i + 2
+		}
+		if d := uint(c) - '0'; d <= 9 {
+			v = v*10 + d
+		} else {
+			return 0, 0
+		}
+	}
+	return 0, 0
 }
 
 // shortArgs is parseMultibulk's loop for the usual arguments: it takes

@@ -52,6 +52,11 @@ func TestReader(t *testing.T) {
 		{"*1\r\n$-1\r\n", "", "ERR Protocol error: invalid bulk length"},
 		{"*1\r\n$99999\r\n", "", "ERR Protocol error: invalid bulk length"},
 		{"*4\r\n", "", "ERR Protocol error: invalid multibulk length"},
+		{"*1000\r\n", "", "ERR Protocol error: invalid multibulk length"},
+		{"*1x\r\n", "", "ERR Protocol error: invalid multibulk length"},
+		{"*\r\n", "", "ERR Protocol error: invalid multibulk length"},
+		{"*2\r", "", "unexpected EOF"},
+		{"*02\r\n$1\r\na\r\n$1\r\nb\r\n*-1\r\n", "a|b,", ""},
 		{"*1\r\n:1\r\n", "", "ERR Protocol error: expected '$', got ':'"},
 		{"ECHO \"a\r\n", "", "ERR Protocol error: unbalanced quotes in request"},
 		{"ECHO \"a\"b\r\n", "", "ERR Protocol error: unbalanced quotes in request"},
@@ -271,6 +276,18 @@ func BenchmarkReadCommand(b *testing.B) {
 	for i := 0; i < 100; i++ {
 		args = append(args, []byte(fmt.Sprintf("%012d", i*7777)))
 	}
+	r := NewReader(&repeatReader{data: AppendCommand(nil, args)}, Limits{})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.ReadCommand(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadCommandSingle: a pipelined BF.ADD of one 12-byte item.
+func BenchmarkReadCommandSingle(b *testing.B) {
+	args := [][]byte{[]byte("BF.ADD"), []byte("bench:bf"), []byte("000000123456")}
 	r := NewReader(&repeatReader{data: AppendCommand(nil, args)}, Limits{})
 	b.ReportAllocs()
 	for b.Loop() {
