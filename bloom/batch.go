@@ -1,38 +1,93 @@
 package bloom
 
+import (
+	"unsafe"
+
+	"github.com/bloomery/bloomery/hashing"
+)
+
 // batchGroup is the number of keys whose cache lines a batch operation
 // requests together. The batch loops are software-pipelined: the lines of
 // group g+1 are prefetched before the keys of group g are probed, so about
 // 16-32 independent misses are always in flight.
 const batchGroup = 16
 
+// ContainsBatch pipeline: keys are planned (block offset computed, line
+// prefetched) batchGroup at a time, batchAhead keys ahead of the key
+// being probed, through a ring of batchRing offsets. batchAhead is two
+// groups: one group ahead (the AddBatch pipeline) gave a line only the
+// time of probing 16 keys, about as long as a DRAM miss on the
+// development VM, and at 10^8 keys the probes still waited for it;
+// two groups ahead cut the batch query by about 10-15% there
+// (bench/cmd/blockedprobe), while larger groups or distances did not
+// help.
+const (
+	batchAhead = 2 * batchGroup
+	batchRing  = 64 // >= batchAhead + batchGroup, a multiple of batchGroup
+)
+
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i. It
 // panics if len(out) < len(hashes).
 //
-// It computes the block addresses of the next group of 16 hashes and
-// prefetches their lines (PREFETCHT0 on amd64, plain loads elsewhere)
-// before probing the current group with a branch-free in-line check, so
-// independent DRAM misses overlap instead of being paid one after
-// another: on a filter much larger than the cache this costs a fraction
-// of a dependent miss per key. It does not allocate.
+// It computes the block addresses of hashes 32 positions ahead, 16 at a
+// time, and prefetches their lines (PREFETCHT0 on amd64, plain loads
+// elsewhere) before probing the current 16 with a branch-free in-line
+// check, so independent DRAM misses overlap instead of being paid one
+// after another: on a filter much larger than the cache this costs a
+// fraction of a dependent miss per key. It does not allocate.
 func (f *Blocked) ContainsBatch(hashes []uint64, out []bool) {
 	out = out[:len(hashes)]
-	var offs [2][batchGroup]uint64
-	cur := f.plan(hashes, &offs[0])
-	for g := 0; len(hashes) > 0; g ^= 1 {
-		rest := hashes[cur:]
-		next := f.plan(rest, &offs[g^1])
-		if f.concurrent {
-			for i, h := range hashes[:cur] {
-				out[i] = f.containsAtomic(offs[g][i], h)
-			}
-		} else {
-			for i, h := range hashes[:cur] {
-				out[i] = f.containsFlat(offs[g][i], h)
-			}
-		}
-		hashes, out, cur = rest, out[cur:], next
+	var ring [batchRing]uint64
+	n := len(hashes)
+	planned := 0
+	for planned < n && planned < batchAhead {
+		planned = f.planRing(hashes, planned, &ring)
 	}
+	base := unsafe.Pointer(unsafe.SliceData(f.words))
+	k := f.k
+	head := min(k, 7)
+	for i := 0; i < n; i += batchGroup {
+		if planned < n {
+			planned = f.planRing(hashes, planned, &ring)
+		}
+		end := min(i+batchGroup, n)
+		if f.concurrent {
+			for j := i; j < end; j++ {
+				out[j] = f.containsAtomic(ring[j&(batchRing-1)], hashes[j])
+			}
+			continue
+		}
+		for j := i; j < end; j++ {
+			// The offset came from Reduce(h, blocks)*8: in bounds (see
+			// (*Blocked).line).
+			line := (*[8]uint64)(unsafe.Add(base, ring[j&(batchRing-1)]*8))
+			h := hashes[j]
+			x := hashing.Mix64(h)
+			acc := line[(x>>6)&7] >> (x & 63)
+			for c := head - 1; c > 0; c-- {
+				x >>= 9
+				acc &= line[(x>>6)&7] >> (x & 63)
+			}
+			if k > 7 {
+				acc &= allFrom(line, h, k-7)
+			}
+			out[j] = acc&1 != 0
+		}
+	}
+}
+
+// planRing computes the block offsets of hashes[from:from+batchGroup]
+// (fewer at the end) into ring[from%batchRing...], starts fetching their
+// lines and returns the index after the last one planned. from is a
+// multiple of batchGroup, so the span does not wrap around the ring.
+func (f *Blocked) planRing(hashes []uint64, from int, ring *[batchRing]uint64) int {
+	end := min(from+batchGroup, len(hashes))
+	r := ring[from&(batchRing-1):][:end-from]
+	for i, h := range hashes[from:end] {
+		r[i] = f.offset(h)
+	}
+	prefetchLines(f.words, r, f.concurrent)
+	return end
 }
 
 // AddBatch inserts every hash, like AddHash in order, and returns how many

@@ -263,54 +263,94 @@ func (f *Blocked) ContainsString(key string) bool {
 }
 
 // ContainsHash reports whether a key with hash h may have been added.
+//
+// The plain (non-concurrent) path is one function with no call and no
+// bounds check (see line): the block address is one multiply from h, so
+// the line's cache miss issues first and everything else (Mix64, the
+// probe fields) overlaps it. The first three probes (all of them when k
+// < 3) are read and ANDed without a branch, then one branch decides: a
+// negative query leaves there with probability 1 - fill^3 (about 0.9 at
+// the design load), so the branch, which can only resolve when the line
+// arrives, is mispredicted about a tenth of the time instead of the
+// coin-flip of a probe-by-probe exit. The remaining probes exit at the
+// first clear bit. Measured at 10^8 keys against probe-by-probe code
+// in one function call more, this cut a negative query by about 10%
+// and a positive one by 5-10% (bench/cmd/blockedprobe).
 func (f *Blocked) ContainsHash(h uint64) bool {
 	if f.concurrent {
 		return f.containsAtomic(f.offset(h), h)
 	}
-	return f.contains(f.offset(h), h)
+	line := f.line(h)
+	x := hashing.Mix64(h)
+	k := f.k
+	if k < 3 {
+		acc := line[(x>>6)&7] >> (x & 63)
+		if k == 2 {
+			acc &= line[(x>>15)&7] >> ((x >> 9) & 63)
+		}
+		return acc&1 != 0
+	}
+	a := line[(x>>6)&7] >> (x & 63)
+	b := line[(x>>15)&7] >> ((x >> 9) & 63)
+	c := line[(x>>24)&7] >> ((x >> 18) & 63)
+	if a&b&c&1 == 0 {
+		return false
+	}
+	x >>= 27
+	for n := min(k, 7) - 3; n > 0; n-- {
+		if line[(x>>6)&7]&(1<<(x&63)) == 0 {
+			return false
+		}
+		x >>= 9
+	}
+	if k <= 7 {
+		return true
+	}
+	return containsFrom(line, h, k-7)
 }
 
-// contains stops at the first clear bit (a negative query usually reads
-// one or two words of the line).
-func (f *Blocked) contains(off, h uint64) bool {
-	line := (*[8]uint64)(f.words[off : off+8])
-	// probeSeq, with its state in registers: 7 probes per word of hash.
-	x, k := hashing.Mix64(h), f.k
+// line returns h's block (Reduce(h, blocks)) without a bounds check.
+// Every constructor allocates words with alignedWords(8*blocks) or more
+// words (DecodeBlocked: m/64 words for m/512 blocks), and words and
+// blocks never change after, so the line is always inside the array
+// (TestBlockedLineInBounds checks each constructor).
+func (f *Blocked) line(h uint64) *[8]uint64 {
+	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), hashing.Reduce(h, f.blocks)*64))
+}
+
+// containsFrom checks the probes of h after the first 7, k of them:
+// 7 per word of Remix(h, 1), Remix(h, 2), ..., stopping at the first
+// clear bit.
+func containsFrom(line *[8]uint64, h uint64, k int) bool {
 	for r := uint64(1); ; r++ {
+		x := hashing.Remix(h, r)
 		n := min(k, 7)
-		for range n {
-			p := x & 511
-			x >>= 9
-			if line[p>>6]&(1<<(p&63)) == 0 {
+		for ; n > 0; n-- {
+			if line[(x>>6)&7]&(1<<(x&63)) == 0 {
 				return false
 			}
+			x >>= 9
 		}
-		if k -= n; k == 0 {
+		if k -= min(k, 7); k == 0 {
 			return true
 		}
-		x = hashing.Remix(h, r)
 	}
 }
 
-// containsFlat is contains without data-dependent branches: the batch
-// query uses it so that mispredicted exits do not serialise the keys of a
-// group and the out-of-order core can overlap their work.
-func (f *Blocked) containsFlat(off, h uint64) bool {
-	line := (*[8]uint64)(f.words[off : off+8])
-	x, k := hashing.Mix64(h), f.k
+// allFrom is containsFrom without branches on the bits: the AND of the
+// k probes after the first 7, in bit 0.
+func allFrom(line *[8]uint64, h uint64, k int) uint64 {
 	acc := uint64(1)
-	for r := uint64(1); ; r++ {
+	for r := uint64(1); k > 0; r++ {
+		x := hashing.Remix(h, r)
 		n := min(k, 7)
 		for range n {
-			p := x & 511
+			acc &= line[(x>>6)&7] >> (x & 63)
 			x >>= 9
-			acc &= line[p>>6] >> (p & 63)
 		}
-		if k -= n; k == 0 {
-			return acc&1 != 0
-		}
-		x = hashing.Remix(h, r)
+		k -= n
 	}
+	return acc
 }
 
 func (f *Blocked) containsAtomic(off, h uint64) bool {
