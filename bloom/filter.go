@@ -170,11 +170,11 @@ func (f *Filter) ContainsString(key string) bool {
 // started loading for the following keys in the cache. Present keys read
 // all k probes behind branches that predict well.
 //
-// The body is the probe computation of probe written out, small enough
-// for the compiler to inline ContainsHash into its callers (including the
-// wrapper of a method value such as f.ContainsHash): the saved call and
-// the shorter instruction stream let more consecutive queries' loads be
-// in flight at once, another 1.1-1.2x on absent keys of a 10^7-key
+// The body is kept small enough (inlining cost 73 of Go's budget of 80)
+// for the compiler to inline ContainsHash into its callers, including
+// the wrapper of a method value such as f.ContainsHash: the saved call
+// and the shorter instruction stream let more consecutive queries' loads
+// be in flight at once, another 1.1-1.2x on absent keys of a 10^7-key
 // filter. Check with go build -gcflags=-m that it stays inlinable.
 func (f *Filter) ContainsHash(h uint64) bool {
 	d := hashing.Mix64(h) | 1
