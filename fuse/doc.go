@@ -81,7 +81,7 @@
 // A query costs one hash, one multiply and 3 or 4 independent cell reads:
 // at most 3 or 4 cache misses, issued together. ContainsBatch prefetches
 // the cells of the next 32 keys while it checks the current ones. On Linux,
-// arrays of 4 MiB and more are placed on transparent huge pages
+// fingerprint arrays of 4 MiB and more are placed on transparent huge pages
 // (madvise MADV_HUGEPAGE before filling, MADV_COLLAPSE after), which spares
 // a page-table walk per cell read on arrays far larger than the TLB reach. Filters are
 // immutable and safe for concurrent use; Builders are not.

@@ -11,12 +11,6 @@ const hugePageMin = 4 << 20
 // yet written) fingerprint array. Failure is harmless and ignored.
 func adviseHugePages[T Fingerprint](s []T) { _ = hugepage.Advise(s, hugePageMin) }
 
-// adviseScratch is adviseHugePages for the Builder's scratch arrays (about
-// 24 bytes per key): on huge pages a fresh array takes 512 times fewer
-// page faults, and the cell updates, which stay within a few segments but
-// jump between them, miss the TLB less.
-func adviseScratch[E uint8 | uint32 | uint64](s []E) { _ = hugepage.Advise(s, hugePageMin) }
-
 // collapseHugePages moves a large array that has just been filled onto
 // huge pages now, for memory the allocator handed out already mapped with
 // 4 KiB pages, which adviseHugePages cannot change. It costs about one copy
