@@ -105,10 +105,11 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 	}
 	var l layout
 	// n is the number of distinct keys once exact is set. Until then it
-	// is len(hashes): duplicates are rare, and banding finds them for
-	// free (see band), so the first attempt usually settles the count
-	// without a pass of its own.
-	n, exact := len(hashes), false
+	// is len(hashes): duplicates are rare, and banding notices them
+	// (see band), so the first attempt usually settles the count without
+	// a pass of its own. Once duplicates are known to exist (dups), every
+	// attempt removes them before banding.
+	n, exact, dups := len(hashes), false, false
 	var seed uint32
 	slots, tried := uint64(0), uint64(0)
 	for growth := 0; growth <= maxGrowths; growth++ {
@@ -116,8 +117,9 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 			seed = uint32(growth*seedsPerSize + i)
 			b.Attempts++
 			b.bucketKeys(hashes, seed)
-			if !exact && n > MaxKeys {
-				n, exact = b.countDistinct(), true
+			if dups || (!exact && n > MaxKeys) {
+				n, exact = b.dedupe(), true
+				dups = n < len(hashes)
 			}
 			if n > MaxKeys {
 				return nil, fmt.Errorf("%s: %d distinct keys, more than %d: %w", ctx, n, MaxKeys, bloomery.ErrInvalidParams)
@@ -133,19 +135,26 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 			ok, copies := b.band(l, !exact)
 			if !exact {
 				// The count is exact after the first attempt: banding
-				// shows that the keys are distinct (the usual case),
-				// otherwise a pass of its own counts them. Slots
-				// follow the exact count, and the attempt is repeated
-				// (same seed) when they change.
-				if !ok || copies {
-					n = b.countDistinct()
-				}
+				// shows that the keys are distinct (the usual case);
+				// otherwise (a copy found, which stops banding, or a
+				// failure) a pass of its own removes duplicates and
+				// counts. Slots follow the exact count, and the
+				// attempt is repeated (same seed) when banding stopped
+				// early or the slots change.
 				exact = true
-				if s := slotsFor(n); b.forceSlots == 0 && s != slots {
-					slots = s
-					l = newLayout(slots, fpr)
-					tried = slots
-					ok, _ = b.band(l, false)
+				if !ok || copies {
+					n = b.dedupe()
+					dups = n < len(hashes)
+					s := slotsFor(n)
+					if b.forceSlots != 0 {
+						s = slots
+					}
+					if copies || s != slots {
+						slots = s
+						l = newLayout(slots, fpr)
+						tried = slots
+						ok, _ = b.band(l, false)
+					}
 				}
 			}
 			if ok {
@@ -207,23 +216,29 @@ func (b *Builder) bucketKeys(hashes []uint64, seed uint32) {
 	}
 }
 
-// countDistinct returns the number of distinct keys in b.keys (after
-// bucketKeys), sorting each bucket in place (which changes nothing the
-// build depends on).
-func (b *Builder) countDistinct() int {
-	d := 0
+// dedupe removes duplicate keys from b.keys (after bucketKeys), sorting
+// each bucket in place (the order inside a bucket changes nothing the
+// build depends on) and closing the gaps, updates b.hist to the new
+// bucket ends, and returns the number of distinct keys.
+func (b *Builder) dedupe() int {
+	keys := b.keys
+	w := 0
 	start := uint32(0)
-	for _, end := range b.hist[:len(b.hist)-1] {
-		bucket := b.keys[start:end]
+	for bk, end := range b.hist[:len(b.hist)-1] {
+		bucket := keys[start:end]
 		slices.Sort(bucket)
-		for i := range bucket {
-			if i == 0 || bucket[i] != bucket[i-1] {
-				d++
+		for i, x := range bucket {
+			if i == 0 || x != bucket[i-1] {
+				keys[w] = x
+				w++
 			}
 		}
 		start = end
+		b.hist[bk] = uint32(w)
 	}
-	return d
+	b.hist[len(b.hist)-1] = uint32(w)
+	b.keys = keys[:w]
+	return w
 }
 
 // band adds every key's equation to an empty banding matrix of the
@@ -250,10 +265,10 @@ func (b *Builder) countDistinct() int {
 // A duplicate key always ends as a consistent linear combination (its
 // other copy is in the span), and so, rarely, does a distinct key. With
 // count set, band looks for a copy of every key that ends so in its
-// bucket and reports whether it found one (or gave up looking, after
-// about four comparisons per key, which only inputs full of duplicates
-// reach): copies is false only when the keys are distinct. It is
-// undefined when ok is false.
+// bucket, and stops at the first it finds (or when it gives up looking,
+// after about four comparisons per key) with ok false and copies true:
+// copies is false only when the keys are distinct (or banding failed
+// before it found a copy).
 func (b *Builder) band(l layout, count bool) (ok, copies bool) {
 	slots := l.numBlocks * 128
 	b.rows = growBand(b.rows, int(slots))
@@ -286,12 +301,12 @@ func (b *Builder) band(l layout, count bool) (ok, copies bool) {
 		}
 		z.extend(hashing.Reduce(top, l.numStarts) + 128)
 		if !z.bucket(b.keys[start:end]) {
-			return false, false
+			return false, z.copies
 		}
 		start = end
 	}
 	z.extend(slots)
-	return true, z.copies
+	return true, false
 }
 
 // bander is the state of one banding pass (see band).
@@ -382,16 +397,20 @@ func (z *bander) finish(i, lo, hi uint64, r uint32, keys []uint64, k int) bool {
 }
 
 // vanished handles keys[k] (of a bucket) whose coefficients vanished with
-// result bits r left: false when r != 0 (inconsistent), otherwise true,
-// after looking for a copy of the key in the bucket when counting.
+// result bits r left: false (stop banding) when r != 0 (inconsistent)
+// or, when counting, the key has a copy in the bucket (z.copies is then
+// set), otherwise true.
 func (z *bander) vanished(r uint32, keys []uint64, k int) bool {
 	if r != 0 {
 		return false
 	}
-	if z.count && !z.copies {
+	if z.count {
 		z.budget -= len(keys)
 		x := keys[k]
-		z.copies = z.budget < 0 || slices.Contains(keys[:k], x) || slices.Contains(keys[k+1:], x)
+		if z.budget < 0 || slices.Contains(keys[:k], x) || slices.Contains(keys[k+1:], x) {
+			z.copies = true
+			return false
+		}
 	}
 	return true
 }

@@ -62,13 +62,26 @@
 // 64-bit XORs, a trailing-zero count and a shift; a key takes 6.8 steps on
 // average at 1 % FPR and 10^6 keys (it travels 11.6 slots beyond its start).
 //
-// Keys are banded in ascending order of x, hence of start (Reduce is
-// monotone): the builder sorts the remixed hashes with one counting-sort
-// pass on their top bits (about 16 keys per bucket) and an insertion
-// sort that only fixes the order inside buckets. The banding pass then
-// walks the matrix front to back, and exact duplicates end up adjacent, so
-// they are removed with one comparison per key: Len counts distinct keys
-// and the filter is sized for them.
+// Keys are banded bucket by bucket in ascending order of x, hence of
+// start (Reduce is monotone): one counting-sort pass on the top bits of
+// the remixed hashes groups them into buckets of about 1000 keys, so the
+// banding pass walks the matrix front to back and a bucket's rows stay
+// in the cache. Inside a bucket the keys are not sorted, because the
+// order of the equations does not change the result: the occupied slots
+// are the leading positions of the span of the equations, which every
+// echelon basis shares, consistency is a property of the system, and the
+// solution with 0 in every free slot is unique. For the same reason the
+// amd64 builder eliminates two equations at once, alternating their steps
+// so that the processor overlaps their chains of dependent loads. Exact
+// duplicates are harmless to banding (a second copy always vanishes
+// consistently); when a key vanishes the builder looks for a copy of it in
+// its bucket, and only if it finds one counts the distinct keys with a
+// pass of its own (sorting each bucket): Len counts distinct keys and the
+// filter is sized for them, repeating the first attempt when the count
+// changes the size. A filter is thus a function of the set of keys and
+// the parameters: the order and multiplicity of the input change nothing
+// (TestBuildMatchesReference compares it bit for bit with a plain
+// construction).
 //
 // # Back-substitution
 //
@@ -76,10 +89,14 @@
 // the first, AND-ed with S[i+1..i+127]): those slots are already solved.
 // An empty slot is a free variable and gets 0 (any value works: a
 // non-member's result is independent of S). The solver writes directly
-// into the storage below: per block of 128 rows it precomputes
-// each row's coefficients shifted into block coordinates, then builds each
-// column's two words bit by bit in registers, four columns at a time so
-// their dependency chains (AND, popcount, OR) overlap.
+// into the storage below. On amd64 it keeps, as RocksDB's interleaved
+// solver does, a 128-bit window of the solution per column (bit k = slot
+// i+k while row i is solved), shifts it by one slot per row and sets the
+// new bit to r_i XOR parity(c_i AND window), four columns at a time in
+// registers; after a block's first row the window's two words are the
+// block's two words of that column. The portable solver precomputes each
+// row's coefficients shifted into block coordinates and builds each
+// column's two words bit by bit, four columns at a time.
 //
 // # Interleaved storage
 //
