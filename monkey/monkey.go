@@ -126,19 +126,16 @@ func (l Level) elasticity() float64 {
 	return l.Elasticity
 }
 
-// cost is the level's expected wasted reads per lookup at FPR p:
-// Weight·p, or Weight·RefFPR·(p/RefFPR)^α with an elasticity α ≠ 1.
-func (l Level) cost(p float64) float64 {
+// Cost is the level's modelled wasted reads per lookup at FPR p:
+// Weight·p (Weight 0 counting as 1), or Weight·RefFPR·(p/RefFPR)^α with
+// an elasticity α ≠ 1.
+func (l Level) Cost(p float64) float64 {
 	a := l.elasticity()
 	if a == 1 {
 		return l.weight() * p
 	}
 	return l.weight() * l.RefFPR * math.Pow(p/l.RefFPR, a)
 }
-
-// Cost is the level's modelled wasted reads per lookup at FPR p (see
-// Elasticity); with the default elasticity it is Weight·p.
-func (l Level) Cost(p float64) float64 { return l.cost(p) }
 
 // Leveled returns the levels of a leveled tree with the given number of
 // levels and size ratio (fanout) holding totalKeys entries: level i
@@ -230,7 +227,7 @@ func finish(levels []Level, bpk []float64, fpr func(float64) float64) Allocation
 		if l.Keys > 0 {
 			a.SumFPR += p
 			if !l.NoFilter {
-				a.Cost += l.cost(p)
+				a.Cost += l.Cost(p)
 			}
 		}
 	}
@@ -363,8 +360,8 @@ func numeric(levels []Level, M float64, fpr func(float64) float64, maxBPK float6
 	// with one probe is concave), then a golden-section search refines it.
 	const steps = 256
 	best := func(l Level, lam float64) float64 {
-		w, g := l.cost(1), lam*l.Keys // w: the cost with no filter, p(0) = 1
-		phi := func(b float64) float64 { return l.cost(min(1, fpr(b))) + g*b }
+		w, g := l.Cost(1), lam*l.Keys // w: the cost with no filter, p(0) = 1
+		phi := func(b float64) float64 { return l.Cost(min(1, fpr(b))) + g*b }
 		bi, bv := 0, w
 		for i := 1; i <= steps; i++ {
 			if v := phi(hi * float64(i) / steps); v < bv {

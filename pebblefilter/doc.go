@@ -85,5 +85,11 @@
 // The weights come from a static cache model ([MissCosts]) or, better,
 // from a pilot run of the workload ([PilotCounts]: per level, data-block
 // reads per false positive and filter checks per lookup), so the
-// allocation follows what the cache actually holds.
+// allocation follows what the cache actually holds. Since a level's
+// weight itself changes with its FPR (rarer false positives find its
+// blocks evicted), [Elasticities] can estimate from several pilot rounds
+// how fast each level's reads fall with its FPR, and
+// AllocOptions.Elasticity makes Allocate minimise that cost instead of
+// the constant-weight one (on the bench's shape this changed nothing
+// measurable; docs/lsm.md, run G).
 package pebblefilter
