@@ -189,3 +189,43 @@ func TestElasticInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestElasticNumericMatchesClosedForm: on the textbook model the numeric
+// solver and the generalised closed form agree with elasticities, down to
+// budgets so small that levels are dropped (b = 0).
+func TestElasticNumericMatchesClosedForm(t *testing.T) {
+	ls := lsm(t)
+	alphas := []float64{0.4, 1, 0.7, 1.3, 0.9, 0.8, 0.6}
+	for i := range ls {
+		ls[i].Weight = 0.2 + 0.1*float64(i)
+		if alphas[i] != 1 {
+			ls[i].Elasticity, ls[i].RefFPR = alphas[i], 0.01
+		}
+	}
+	for _, bits := range []float64{0.05, 0.3, 2, 10} {
+		M := bits * 1e9
+		cf, err := Optimize(ls, M, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nu, err := Optimize(ls, M, Options{FPR: TextbookFPR, MaxBitsPerKey: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropped := 0
+		for i := range ls {
+			if cf.Levels[i].BitsPerKey == 0 {
+				dropped++
+			}
+			if math.Abs(nu.Levels[i].BitsPerKey-cf.Levels[i].BitsPerKey) > 2e-3 {
+				t.Errorf("%v bits/key level %d: numeric %.5f, closed %.5f", bits, i+1, nu.Levels[i].BitsPerKey, cf.Levels[i].BitsPerKey)
+			}
+		}
+		if !near(nu.Cost, cf.Cost, 1e-6) || !near(cf.TotalBits, M, 1e-9) {
+			t.Errorf("%v bits/key: numeric cost %.9g, closed %.9g, spent %.6g", bits, nu.Cost, cf.Cost, cf.TotalBits)
+		}
+		if bits == 0.05 && dropped == 0 {
+			t.Errorf("0.05 bits/key: no level dropped (%+v)", cf.Levels)
+		}
+	}
+}
