@@ -184,19 +184,28 @@
 // keys over 2·10^6 absent probes and 1.005 % at 10^7 keys over 10^6.
 // With BloomBitsPerKey 10 (the blocked Bloom FPR 0.957 % with 7 probes) a
 // Ribbon filter takes 7.10 bits/key at 10^6 keys: 29 % less. Building
-// needs about 24 bytes per slot of banding matrix, 8 per key of sorted
-// hashes and 4 per 16 keys of histogram (about 265 bits per key), which a
-// Builder keeps between builds.
+// needs about 24 bytes per slot of banding matrix and 8 per key of
+// grouped hashes (about 265 bits per key) and a histogram of at most
+// 32 KiB, which a Builder keeps between builds.
 //
 // Against this repository's blocked Bloom filter (package bloom, FPR 1 %,
 // 9.90 bits/key), in one process, on a shared 2-vCPU AMD EPYC under heavy
 // load, so treat the ratios as the result and the nanoseconds as ±50 %.
-// Builds, timed by thread CPU time (the minimum of 3-5 rounds):
+// Builds, timed by thread CPU time (the median of 11 rounds at 10^6 keys
+// and 3 at 10^7, Build and BuildKeys with a fresh Builder each time, load
+// average about 12; the previous builder, with an insertion sort and no
+// assembly, in the same process for comparison):
 //
-//	                         10^6 keys               10^7 keys
-//	                         Bloom  Ribbon  ratio    Bloom  Ribbon  ratio
-//	build from hashes ns/key  36.7   81.4   2.22     138.5  107.0   0.77
-//	build from keys   ns/key  53.8   91.2   1.70     153.8  111.7   0.73
+//	                         10^6 keys                 10^7 keys
+//	                         Bloom  Ribbon  ratio  was  Bloom  Ribbon  ratio  was
+//	build from hashes ns/key  28.5   45.3   1.59  3.13   93.7   51.8   0.55  1.42
+//	build from keys   ns/key  64.7   52.4   0.81  1.59  173.3   62.1   0.36  0.93
+//
+// Load inflates Bloom's build (random cache-line writes) more than
+// Ribbon's, so on a quiet machine the 10^6 ratio is higher: at load
+// average 0.2 the previous builder took 90.8 ns/key against Bloom's 22.8
+// (3.98x); the current one takes 0.49-0.53x the previous one's time in
+// every loaded run, which puts it near 2x there.
 //
 // Queries of uint64 hashes through the bench module's harness loop (one
 // call per key through a func value, as bench/cmd/benchreport does), the
@@ -210,10 +219,11 @@
 //	query, absent     ns/key  21.8   19.2   0.88      58.5   55.7   0.95
 //	batch, absent     ns/key  10.2    8.5   0.83      11.9   11.8   0.99
 //
-// At 10^6 keys the build splits into about 22 ns/key for the sort, 38 for
-// banding and 23 for back-substitution. At 10^7 keys Ribbon builds faster
-// than Bloom: its passes are sequential, while every Bloom insert misses
-// the cache. A Ribbon query reads three or four cache lines where a
+// At 10^6 keys the build splits into about 7 ns/key for grouping the
+// hashes, 4 for clearing rows, 23 for banding and 10 for
+// back-substitution (CPU profile). At 10^7 keys Ribbon builds faster than
+// Bloom: its passes are sequential, while every Bloom insert misses the
+// cache. A Ribbon query reads three or four cache lines where a
 // blocked Bloom query reads one, but the loads are independent and issue
 // together, so a query waits about one miss latency, like Bloom's; Ribbon
 // pays in cache-line traffic and instructions (about 110 per query with
