@@ -271,8 +271,15 @@ func (b *Builder) dedupe() int {
 // before it found a copy).
 func (b *Builder) band(l layout, count bool) (ok, copies bool) {
 	slots := l.numBlocks * 128
-	b.rows = growBand(b.rows, int(slots))
-	z := bander{rows: b.rows[:slots], numStarts: l.numStarts, count: count, budget: 4*len(b.keys) + 1024}
+	fresh := cap(b.rows) < int(slots)
+	if fresh {
+		b.rows = make([]band, slots)
+	}
+	b.rows = b.rows[:slots]
+	z := bander{rows: b.rows, numStarts: l.numStarts, count: count, budget: 4*len(b.keys) + 1024}
+	if fresh {
+		z.limit = slots // a new array is zero already
+	}
 	z.mask = uint32(1)<<(l.lower+1) - 1
 	if l.lower+1 >= 32 {
 		z.mask = ^uint32(0)
@@ -507,13 +514,6 @@ func grow(s []uint64, n int) []uint64 {
 func grow32(s []uint32, n int) []uint32 {
 	if cap(s) < n {
 		return make([]uint32, n)
-	}
-	return s[:n]
-}
-
-func growBand(s []band, n int) []band {
-	if cap(s) < n {
-		return make([]band, n)
 	}
 	return s[:n]
 }
