@@ -45,7 +45,6 @@ func (f *Blocked) ContainsBatch(hashes []uint64, out []bool) {
 	}
 	base := unsafe.Pointer(unsafe.SliceData(f.words))
 	k := f.k
-	head := min(k, 7)
 	for i := 0; i < n; i += batchGroup {
 		if planned < n {
 			planned = f.planRing(hashes, planned, &ring)
@@ -57,22 +56,33 @@ func (f *Blocked) ContainsBatch(hashes []uint64, out []bool) {
 			}
 			continue
 		}
-		for j := i; j < end; j++ {
-			// The offset came from Reduce(h, blocks)*8: in bounds (see
-			// (*Blocked).line).
-			line := (*[8]uint64)(unsafe.Add(base, ring[j&(batchRing-1)]*8))
-			h := hashes[j]
-			x := hashing.Mix64(h)
-			acc := line[(x>>6)&7] >> (x & 63)
-			for c := head - 1; c > 0; c-- {
-				x >>= 9
-				acc &= line[(x>>6)&7] >> (x & 63)
-			}
-			if k > 7 {
-				acc &= allFrom(line, h, k-7)
-			}
-			out[j] = acc&1 != 0
+		probeGroup(base, &ring, i, hashes[i:end], out[i:end], k)
+	}
+}
+
+// probeGroup sets out[j] for the keys hashes[j] whose word offsets are
+// at ring[(from+j)%batchRing], with the branch-free check: bit 0 of the
+// AND of all k probe bits. It is a function of its own, called once per
+// group, so that the compiler keeps the probe loop's few values in
+// registers (in line in ContainsBatch they were spilled around every
+// probe).
+func probeGroup(base unsafe.Pointer, ring *[batchRing]uint64, from int, hashes []uint64, out []bool, k int) {
+	head := min(k, 7)
+	out = out[:len(hashes)]
+	for j, h := range hashes {
+		// The offset came from Reduce(h, blocks)*8: in bounds (see
+		// (*Blocked).line).
+		line := (*[8]uint64)(unsafe.Add(base, ring[(from+j)&(batchRing-1)]*8))
+		x := hashing.Mix64(h)
+		acc := line[(x>>6)&7] >> (x & 63)
+		for c := head - 1; c > 0; c-- {
+			x >>= 9
+			acc &= line[(x>>6)&7] >> (x & 63)
 		}
+		if k > 7 {
+			acc &= allFrom(line, h, k-7)
+		}
+		out[j] = acc&1 != 0
 	}
 }
 
