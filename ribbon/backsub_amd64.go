@@ -18,18 +18,17 @@ var haveBacksubAsm = cpu.X86.HasPOPCNT
 // backSubstituteAsm).
 //
 //go:noescape
-func backsubBlock4(rows *band, st *[8]uint64, col uint64)
+func backsubBlock4(rows *band, res *uint32, st *[8]uint64, col uint64)
 
 // backsubBlock3 is backsubBlock4 for lanes 0-2 only.
 //
 //go:noescape
-func backsubBlock3(rows *band, st *[8]uint64, col uint64)
+func backsubBlock3(rows *band, res *uint32, st *[8]uint64, col uint64)
 
 // Layout of band that the assembly relies on.
 const (
-	_ = -uint(unsafe.Sizeof(band{}) ^ 24)
+	_ = -uint(unsafe.Sizeof(band{}) ^ 16)
 	_ = -uint(unsafe.Offsetof(band{}.hi) ^ 8)
-	_ = -uint(unsafe.Offsetof(band{}.r) ^ 16)
 )
 
 // backSubstitute solves the banded system into data (see
@@ -72,6 +71,7 @@ func (b *Builder) backSubstituteAsm(l layout, data []uint64) {
 	for blk := l.numBlocks; blk > 0; {
 		blk--
 		rows := &b.rows[blk*128 : blk*128+128][0]
+		res := &b.res[blk*128 : blk*128+128][0]
 		cols := l.cols(blk)
 		first, _ := l.seg(2 * blk)
 		out := data[first : first+2*uint64(cols)]
@@ -80,9 +80,9 @@ func (b *Builder) backSubstituteAsm(l layout, data []uint64) {
 			n := min(4, cols-j)
 			s := &st[g]
 			if n == 4 {
-				backsubBlock4(rows, s, uint64(j))
+				backsubBlock4(rows, res, s, uint64(j))
 			} else {
-				backsubBlock3(rows, s, uint64(j))
+				backsubBlock3(rows, res, s, uint64(j))
 			}
 			for k := range n {
 				out[j+k] = s[k]

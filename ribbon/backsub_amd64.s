@@ -5,11 +5,11 @@
 // Back-substitution of one 128-slot block for a group of columns; see
 // backSubstituteAsm in backsub_amd64.go for the algorithm and the state.
 //
-// Registers: SI the block's first row, DX the current row (from row 127
-// down to row 0), CX the group's first column (shift of the result
-// bits), BX the row's result bits, AX and DI scratch, R8-R11 the low
-// state words of lanes 0-3, R12-R15 the high ones. A row is 24 bytes
-// (band: lo at 0, hi at 8, r at 16).
+// Registers: DX the current row (from row 127 down to row 0; a row is 16
+// bytes, lo at 0 and hi at 8), SI its result bits (4 bytes each), CX the
+// group's first column (shift of the result bits), BX the row's result
+// bits, AX and DI scratch, R8-R11 the low state words of lanes 0-3,
+// R12-R15 the high ones.
 
 // LANE advances one lane's 128-bit window by one slot (ADD/ADC shift it
 // left by one, leaving bit 0 clear), then sets bit 0 to the parity of
@@ -29,11 +29,12 @@
 	ORQ AX, lo \
 	SHRQ $1, BX
 
-// func backsubBlock4(rows *band, st *[8]uint64, col uint64)
-TEXT ·backsubBlock4(SB), NOSPLIT, $0-24
-	MOVQ rows+0(FP), SI
-	MOVQ st+8(FP), DI
-	MOVQ col+16(FP), CX
+// func backsubBlock4(rows *band, res *uint32, st *[8]uint64, col uint64)
+TEXT ·backsubBlock4(SB), NOSPLIT, $0-32
+	MOVQ rows+0(FP), DX
+	MOVQ res+8(FP), SI
+	MOVQ st+16(FP), DI
+	MOVQ col+24(FP), CX
 	MOVQ 0(DI), R8
 	MOVQ 8(DI), R9
 	MOVQ 16(DI), R10
@@ -42,20 +43,22 @@ TEXT ·backsubBlock4(SB), NOSPLIT, $0-24
 	MOVQ 40(DI), R13
 	MOVQ 48(DI), R14
 	MOVQ 56(DI), R15
-	LEAQ (127*24)(SI), DX
+	ADDQ $(127*16), DX
+	ADDQ $(127*4), SI
 
 loop4:
-	MOVLQZX 16(DX), BX
+	MOVLQZX 0(SI), BX
 	SHRQ CX, BX
 	LANE(R8, R12)
 	LANE(R9, R13)
 	LANE(R10, R14)
 	LANE(R11, R15)
-	SUBQ $24, DX
-	CMPQ DX, SI
+	SUBQ $16, DX
+	SUBQ $4, SI
+	CMPQ SI, res+8(FP)
 	JAE  loop4
 
-	MOVQ st+8(FP), DI
+	MOVQ st+16(FP), DI
 	MOVQ R8, 0(DI)
 	MOVQ R9, 8(DI)
 	MOVQ R10, 16(DI)
@@ -66,32 +69,35 @@ loop4:
 	MOVQ R15, 56(DI)
 	RET
 
-// func backsubBlock3(rows *band, st *[8]uint64, col uint64)
+// func backsubBlock3(rows *band, res *uint32, st *[8]uint64, col uint64)
 //
 // backsubBlock4 for lanes 0-2 only (lane 3 of *st is left alone).
-TEXT ·backsubBlock3(SB), NOSPLIT, $0-24
-	MOVQ rows+0(FP), SI
-	MOVQ st+8(FP), DI
-	MOVQ col+16(FP), CX
+TEXT ·backsubBlock3(SB), NOSPLIT, $0-32
+	MOVQ rows+0(FP), DX
+	MOVQ res+8(FP), SI
+	MOVQ st+16(FP), DI
+	MOVQ col+24(FP), CX
 	MOVQ 0(DI), R8
 	MOVQ 8(DI), R9
 	MOVQ 16(DI), R10
 	MOVQ 32(DI), R12
 	MOVQ 40(DI), R13
 	MOVQ 48(DI), R14
-	LEAQ (127*24)(SI), DX
+	ADDQ $(127*16), DX
+	ADDQ $(127*4), SI
 
 loop3:
-	MOVLQZX 16(DX), BX
+	MOVLQZX 0(SI), BX
 	SHRQ CX, BX
 	LANE(R8, R12)
 	LANE(R9, R13)
 	LANE(R10, R14)
-	SUBQ $24, DX
-	CMPQ DX, SI
+	SUBQ $16, DX
+	SUBQ $4, SI
+	CMPQ SI, res+8(FP)
 	JAE  loop3
 
-	MOVQ st+8(FP), DI
+	MOVQ st+16(FP), DI
 	MOVQ R8, 0(DI)
 	MOVQ R9, 8(DI)
 	MOVQ R10, 16(DI)

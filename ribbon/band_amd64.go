@@ -18,6 +18,7 @@ type laneState struct {
 	mask      uint64  // result bits in use
 	lanes     [2]lane // out: the pending equations
 	pending   uint64  // out: bit j set when lanes[j] is pending
+	res       uintptr // &res[0]
 }
 
 // lane is one pending equation: (lo, hi, r) with its leading 1 at slot i,
@@ -31,6 +32,8 @@ type lane struct {
 const (
 	_ = -uint(unsafe.Offsetof(laneState{}.lanes) ^ 48)
 	_ = -uint(unsafe.Offsetof(laneState{}.pending) ^ 128)
+	_ = -uint(unsafe.Offsetof(laneState{}.res) ^ 136)
+	_ = -uint(unsafe.Sizeof(band{}) ^ 16)
 	_ = -uint(unsafe.Sizeof(lane{}) ^ 40)
 )
 
@@ -63,10 +66,11 @@ func (z *bander) bucket(keys []uint64) bool {
 	if len(keys) < 2 || !useBandLanes {
 		return z.bucketGeneric(keys, 0)
 	}
-	rows := z.rows[:z.limit]
+	rows, res := z.rows[:z.limit], z.res[:z.limit]
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(keys)))
 	st := laneState{
 		rows:      uintptr(unsafe.Pointer(unsafe.SliceData(rows))),
+		res:       uintptr(unsafe.Pointer(unsafe.SliceData(res))),
 		limit:     z.limit,
 		next:      base,
 		end:       base + 8*uintptr(len(keys)),
@@ -95,5 +99,6 @@ func (z *bander) bucket(keys []uint64) bool {
 	}
 	runtime.KeepAlive(keys)
 	runtime.KeepAlive(rows)
+	runtime.KeepAlive(res)
 	return ok
 }

@@ -4,13 +4,14 @@
 
 // Banding two equations at once; see bandLanes in band_amd64.go.
 //
-// Registers: SI &rows[0], DI the next key to take, DX the cleared limit
-// (slots below it may be read), lane A's equation in R8 (slot i), R9 (lo),
-// R10 (hi), R11 (r), lane B's in R12-R15; AX, BX, CX scratch (CX the
-// shift count). A row is 24 bytes: lo at 0, hi at 8, r at 16.
+// Registers: SI &rows[0], DX &res[0], DI the next key to take, lane A's
+// equation in R8 (slot i), R9 (lo), R10 (hi), R11 (r), lane B's in
+// R12-R15; AX, BX, CX scratch (CX the shift count). A row is 16 bytes (lo
+// at 0, hi at 8), its result 4 bytes at res[i]. The cleared limit (slots
+// below it may be read) is the local lim.
 //
 // laneState offsets: rows 0, limit 8, next 16, end 24, numStarts 32,
-// mask 40, lane A 48 (i, lo, hi, r, key), lane B 88, pending 128.
+// mask 40, lane A 48 (i, lo, hi, r, key), lane B 88, pending 128, res 136.
 
 // TAKE loads the key at DI into a lane: records its address at KEY(z),
 // start = high word of x·numStarts, lo = x·mulLo | 1,
@@ -39,16 +40,16 @@
 	SHRQ $32, AX \
 	ANDQ 40(CX), AX \
 	MOVQ AX, R \
-	MOVQ 8(CX), DX
+	MOVQ 136(CX), DX
 
 // STEP does one elimination step of a lane: jump to STORE (with AX =
-// 3·i) when slot i is empty, to BAIL when i is not below the cleared
+// 2·i) when slot i is empty, to BAIL when i is not below the cleared
 // limit or the low word would vanish (both left to Go, the lane's state
 // untouched); otherwise XOR the row in and move to the next leading 1.
 #define STEP(I, LO, HI, R, STORE, BAIL) \
-	CMPQ I, DX \
+	CMPQ I, lim-8(SP) \
 	JAE BAIL \
-	LEAQ (I)(I*2), AX \
+	LEAQ (I)(I*1), AX \
 	MOVQ 0(SI)(AX*8), BX \
 	TESTQ BX, BX \
 	JZ STORE \
@@ -56,17 +57,17 @@
 	JZ BAIL \
 	MOVQ BX, LO \
 	XORQ 8(SI)(AX*8), HI \
-	XORL 16(SI)(AX*8), R \
+	XORL 0(DX)(I*4), R \
 	BSFQ LO, CX \
 	SHRQ CX, HI, LO \
 	SHRQ CX, HI \
 	ADDQ CX, I
 
-// PUT stores a lane's equation into the row at 3·i = AX.
-#define PUT(LO, HI, R) \
+// PUT stores a lane's equation into row i (AX = 2·i).
+#define PUT(I, LO, HI, R) \
 	MOVQ LO, 0(SI)(AX*8) \
 	MOVQ HI, 8(SI)(AX*8) \
-	MOVL R, 16(SI)(AX*8)
+	MOVL R, 0(DX)(I*4)
 
 // SAVEA and SAVEB write a lane's state to z (CX = z).
 #define SAVEA \
@@ -82,10 +83,12 @@
 	MOVQ R15, 112(CX)
 
 // func bandLanes(z *laneState)
-TEXT ·bandLanes(SB), NOSPLIT, $0-8
+TEXT ·bandLanes(SB), NOSPLIT, $8-8
 	MOVQ z+0(FP), CX
 	MOVQ 0(CX), SI
 	MOVQ 16(CX), DI
+	MOVQ 8(CX), AX
+	MOVQ AX, lim-8(SP)
 	TAKE(R8, R9, R10, R11, 80)
 	TAKE(R12, R13, R14, R15, 120)
 
@@ -96,7 +99,7 @@ stepB:
 	JMP stepA
 
 storeA:
-	PUT(R9, R10, R11)
+	PUT(R8, R9, R10, R11)
 	MOVQ z+0(FP), CX
 	CMPQ DI, 24(CX)
 	JAE  onlyB
@@ -104,7 +107,7 @@ storeA:
 	JMP  stepB
 
 storeB:
-	PUT(R13, R14, R15)
+	PUT(R12, R13, R14, R15)
 	MOVQ z+0(FP), CX
 	CMPQ DI, 24(CX)
 	JAE  onlyA

@@ -184,9 +184,10 @@
 // keys over 2·10^6 absent probes and 1.005 % at 10^7 keys over 10^6.
 // With BloomBitsPerKey 10 (the blocked Bloom FPR 0.957 % with 7 probes) a
 // Ribbon filter takes 7.10 bits/key at 10^6 keys: 29 % less. Building
-// needs about 24 bytes per slot of banding matrix and 8 per key of
-// grouped hashes (about 265 bits per key) and a histogram of at most
-// 32 KiB, which a Builder keeps between builds.
+// needs about 20 bytes per slot of banding matrix (16 of coefficients, 4
+// of results) and 8 per key of grouped hashes (about 230 bits per key)
+// and a histogram of at most 32 KiB, which a Builder keeps between
+// builds.
 //
 // Against this repository's blocked Bloom filter (package bloom, FPR 1 %,
 // 9.90 bits/key), in one process, on a shared 2-vCPU AMD EPYC under heavy

@@ -107,7 +107,11 @@ func refBuild(t *testing.T, hashes []uint64, fpr float64) (words []uint64, seed 
 func poison(b *Builder) {
 	rows := b.rows[:cap(b.rows)]
 	for i := range rows {
-		rows[i] = band{lo: uint64(i)<<1 | 1, hi: uint64(i), r: uint32(i)}
+		rows[i] = band{lo: uint64(i)<<1 | 1, hi: uint64(i)}
+	}
+	res := b.res[:cap(b.res)]
+	for i := range res {
+		res[i] = uint32(i) | 1
 	}
 }
 
