@@ -118,7 +118,7 @@ func (f *Blocked) AddBatch(hashes []uint64) int {
 			}
 		} else {
 			for i, h := range hashes[:cur] {
-				if f.add(offs[g][i], h) {
+				if f.add((*[8]uint64)(f.words[offs[g][i]:][:8]), h) {
 					added++
 				}
 			}

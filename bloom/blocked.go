@@ -211,11 +211,11 @@ func (f *Blocked) AddHash(h uint64) bool {
 	if f.concurrent {
 		return f.addAtomic(f.offset(h), h)
 	}
-	return f.add(f.offset(h), h)
+	return f.add(f.line(h), h)
 }
 
-func (f *Blocked) add(off, h uint64) bool {
-	line := (*[8]uint64)(f.words[off : off+8])
+// add sets h's probe bits in its block, line.
+func (f *Blocked) add(line *[8]uint64, h uint64) bool {
 	x, k := hashing.Mix64(h), f.k // probeSeq, in registers
 	var added uint64
 	for r := uint64(1); ; r++ {
