@@ -46,6 +46,8 @@
 // 2·i) when slot i is empty, to BAIL when i is not below the cleared
 // limit or the low word would vanish (both left to Go, the lane's state
 // untouched); otherwise XOR the row in and move to the next leading 1.
+// TZCNT runs as BSF on processors without BMI1, which gives the same
+// count here: LO is never 0.
 #define STEP(I, LO, HI, R, STORE, BAIL) \
 	CMPQ I, lim-8(SP) \
 	JAE BAIL \
@@ -58,7 +60,7 @@
 	MOVQ BX, LO \
 	XORQ 8(SI)(AX*8), HI \
 	XORL 0(DX)(I*4), R \
-	BSFQ LO, CX \
+	TZCNTQ LO, CX \
 	SHRQ CX, HI, LO \
 	SHRQ CX, HI \
 	ADDQ CX, I
