@@ -366,6 +366,7 @@ func (f *Filter) alt(i, tag uint64) uint64 {
 // bucket returns the 4f bits of bucket i.
 func (f *Filter) bucket(i uint64) uint64 {
 	bit := i * f.bucketBits
+	touch(bit >> 3)
 	return binary.LittleEndian.Uint64(f.data[bit>>3:]) >> (bit & 7) & f.bucketMask
 }
 
@@ -458,9 +459,11 @@ func (f *Filter) countIn(i, tag uint64) int {
 // processor overlaps the cache misses of consecutive inserts, so the fewer
 // instructions each one takes the more misses are in flight at once.
 func (f *Filter) InsertHash(h uint64) error {
+	traceInsert()
 	i1, tag := f.locate(h)
 	bit := i1 * f.bucketBits
 	off, sh := bit>>3, uint(bit&7)
+	touch(off)
 	w := binary.LittleEndian.Uint64(f.data[off:])
 	if z := f.free(w >> sh); z != 0 {
 		lane := uint(bits.TrailingZeros64(z)) + 1 - f.fpBits
@@ -592,6 +595,7 @@ func (f *Filter) relocate(b, tag uint64) bool {
 func (f *Filter) place(i, tag uint64) bool {
 	bit := i * f.bucketBits
 	off, sh := bit>>3, uint(bit&7)
+	touch(off)
 	w := binary.LittleEndian.Uint64(f.data[off:])
 	z := f.match(w>>sh&f.bucketMask, 0)
 	if z == 0 {
@@ -606,6 +610,7 @@ func (f *Filter) place(i, tag uint64) bool {
 func (f *Filter) remove(i, tag uint64) bool {
 	bit := i * f.bucketBits
 	off, sh := bit>>3, uint(bit&7)
+	touch(off)
 	w := binary.LittleEndian.Uint64(f.data[off:])
 	z := f.match(w>>sh&f.bucketMask, tag)
 	if z == 0 {
@@ -620,6 +625,7 @@ func (f *Filter) remove(i, tag uint64) bool {
 func (f *Filter) swap(i uint64, j uint, tag uint64) uint64 {
 	bit := i * f.bucketBits
 	off, sh := bit>>3, uint(bit&7)+j*f.fpBits
+	touch(off)
 	w := binary.LittleEndian.Uint64(f.data[off:])
 	old := w >> sh & f.fpMask
 	binary.LittleEndian.PutUint64(f.data[off:], w&^(f.fpMask<<sh)|tag<<sh)
