@@ -194,19 +194,20 @@
 // load, so treat the ratios as the result and the nanoseconds as ±50 %.
 // Builds, timed by thread CPU time (the median of 11 rounds at 10^6 keys
 // and 3 at 10^7, Build and BuildKeys with a fresh Builder each time, load
-// average about 12; the previous builder, with an insertion sort and no
-// assembly, in the same process for comparison):
+// average about 13; "was": the builder before the bucketing, two-lane
+// banding and window back-substitution, in the same process):
 //
 //	                         10^6 keys                 10^7 keys
 //	                         Bloom  Ribbon  ratio  was  Bloom  Ribbon  ratio  was
-//	build from hashes ns/key  28.5   45.3   1.59  3.13   93.7   51.8   0.55  1.42
-//	build from keys   ns/key  64.7   52.4   0.81  1.59  173.3   62.1   0.36  0.93
+//	build from hashes ns/key  25.6   46.4   1.81  3.76   92.6   50.3   0.54  1.34
+//	build from keys   ns/key  72.4   65.7   0.91  1.81  166.6   68.5   0.41  0.95
 //
 // Load inflates Bloom's build (random cache-line writes) more than
 // Ribbon's, so on a quiet machine the 10^6 ratio is higher: at load
 // average 0.2 the previous builder took 90.8 ns/key against Bloom's 22.8
-// (3.98x); the current one takes 0.49-0.53x the previous one's time in
-// every loaded run, which puts it near 2x there.
+// (3.98x); the current one takes 0.44-0.55x the previous one's time at
+// 10^6 keys in every loaded run (0.35-0.43x at 10^7), which puts it near
+// 2x there.
 //
 // Queries of uint64 hashes through the bench module's harness loop (one
 // call per key through a func value, as bench/cmd/benchreport does), the
@@ -220,9 +221,9 @@
 //	query, absent     ns/key  21.8   19.2   0.88      58.5   55.7   0.95
 //	batch, absent     ns/key  10.2    8.5   0.83      11.9   11.8   0.99
 //
-// At 10^6 keys the build splits into about 7 ns/key for grouping the
-// hashes, 4 for clearing rows, 23 for banding and 10 for
-// back-substitution (CPU profile). At 10^7 keys Ribbon builds faster than
+// At 10^6 keys the build splits into about 55 % banding, 21 %
+// back-substitution, 19 % grouping the hashes and 5 % clearing rows (CPU
+// profile, reused Builder). At 10^7 keys Ribbon builds faster than
 // Bloom: its passes are sequential, while every Bloom insert misses the
 // cache. A Ribbon query reads three or four cache lines where a
 // blocked Bloom query reads one, but the loads are independent and issue
