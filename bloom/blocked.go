@@ -266,18 +266,20 @@ func (f *Blocked) ContainsString(key string) bool {
 
 // ContainsHash reports whether a key with hash h may have been added.
 //
-// The plain (non-concurrent) path is one function with no call and no
-// bounds check (see line): the block address is one multiply from h, so
-// the line's cache miss issues first and everything else (Mix64, the
-// probe fields) overlaps it. The first three probes (all of them when k
-// < 3) are read and ANDed without a branch, then one branch decides: a
-// negative query leaves there with probability 1 - fill^3 (about 0.9 at
-// the design load), so the branch, which can only resolve when the line
+// It calls nothing and reads the array without a bounds check (see
+// line): the block address is one multiply from h, so the line's cache
+// miss issues first and everything else (Mix64, the probe fields)
+// overlaps it. On the plain path with k >= 3 the first three probes are
+// read and ANDed without a branch, then one branch decides: a negative
+// query leaves there with probability 1 - fill^3 (about 0.9 at the
+// design load), so that branch, which can only resolve when the line
 // arrives, is mispredicted about a tenth of the time instead of the
 // coin-flip of a probe-by-probe exit. The remaining probes exit at the
-// first clear bit. Measured at 10^8 keys against probe-by-probe code
-// in one function call more, this cut a negative query by about 10%
-// and a positive one by 5-10% (bench/cmd/blockedprobe).
+// first clear bit. At 10^8 keys, against the previous probe-by-probe
+// code two calls deep, this cut a negative query by 10-20% and a
+// positive one by 5-15% in the same process (bench/cmd/blockedprobe,
+// thread CPU time on the loaded VM). The concurrent mode and k < 3
+// probe one by one with atomic loads.
 func (f *Blocked) ContainsHash(h uint64) bool {
 	// No path calls a function, so ContainsHash is a leaf without a
 	// stack frame: every instruction before the line's load and the
@@ -338,27 +340,9 @@ func (f *Blocked) line(h uint64) *[8]uint64 {
 	return (*[8]uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(f.words)), hashing.Reduce(h, f.blocks)*64))
 }
 
-// containsFrom checks the probes of h after the first 7, k of them:
-// 7 per word of Remix(h, 1), Remix(h, 2), ..., stopping at the first
-// clear bit.
-func containsFrom(line *[8]uint64, h uint64, k int) bool {
-	for r := uint64(1); ; r++ {
-		x := hashing.Remix(h, r)
-		n := min(k, 7)
-		for ; n > 0; n-- {
-			if line[(x>>6)&7]&(1<<(x&63)) == 0 {
-				return false
-			}
-			x >>= 9
-		}
-		if k -= min(k, 7); k == 0 {
-			return true
-		}
-	}
-}
-
-// allFrom is containsFrom without branches on the bits: the AND of the
-// k probes after the first 7, in bit 0.
+// allFrom returns, in bit 0, the AND of the k probe bits of h after its
+// first 7 (7 per word of Remix(h, 1), Remix(h, 2), ...), without
+// branches on the bits.
 func allFrom(line *[8]uint64, h uint64, k int) uint64 {
 	acc := uint64(1)
 	for r := uint64(1); k > 0; r++ {
