@@ -168,7 +168,12 @@ func (f *Filter) ContainsString(key string) bool {
 // stops after 2 probes on average at the design fill, so it requests
 // fewer lines, and a mispredicted early exit still leaves the lines it
 // started loading for the following keys in the cache. Present keys read
-// all k probes behind branches that predict well.
+// all k probes behind branches that predict well. The price is paid on a
+// filter that fits in the cache (10^6 keys, 1.2 MB): there an absent key's
+// early exits are coin flips the predictor misses about once a query, and
+// with loads that hit the cache that costs more than the extra probes of
+// the three-probe group did (absent keys about 1.2x slower than that
+// design at 10^6 keys; present keys 1.5x faster).
 //
 // The body is kept small enough (inlining cost 76 of Go's budget of 80)
 // for the compiler to inline ContainsHash into its callers, including
