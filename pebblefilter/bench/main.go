@@ -80,8 +80,8 @@ var (
 	latFlag         = flag.String("latency-caches", "4,16,64", "cache sizes (MiB) measured -runs times; the others run once (counts are deterministic, only latency needs repeats)")
 	bitsFlag        = flag.Float64("bits", 10, "bits per key of the uniform configurations and the budget of the allocated ones")
 	minWFlag        = flag.Float64("min-weight", 0.01, "floor of the pilot-measured weights (monkey-pilot)")
-	pilotRoundsFlag = flag.Int("pilot-rounds", 2, "pilot rounds of monkey-pilot: round 1 measures the uniform configuration, round r the plan of round r-1 (with -pilot-tol: the most rounds)")
-	pilotTolFlag    = flag.Float64("pilot-tol", 0, "if > 0, stop the pilot early at the first round whose re-allocation lowers the modelled reads (at that round's measured weights) by less than this fraction: the plan is a fixed point")
+	pilotRoundsFlag = flag.Int("pilot-rounds", 8, "pilot rounds of monkey-pilot: round 1 measures the uniform configuration, round r the plan of round r-1 (with -pilot-tol: the most rounds)")
+	pilotTolFlag    = flag.Float64("pilot-tol", 0.005, "if > 0, stop the pilot early at the first round whose re-allocation lowers the modelled reads (at that round's measured weights) by less than this fraction: the plan is a fixed point")
 	keysetFlag      = flag.String("keyset", "1", "key sets of the measured runs, 1-29, as a list (1,3,4) or a range (1-5): set k uses missing-key streams 2k+1 and 2k+2 for k > 1 (1: streams 1 and 2), disjoint from the pilot's 3 and 4, and a different draw of present keys; to see how much a result depends on the lookup sample. With several sets every cell is measured once per set (same database and filters) and its rows are labelled with the set")
 )
 
