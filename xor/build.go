@@ -231,22 +231,11 @@ func addPrefetch(order []uint64, count []uint8, xors []uint64, blockLen uint64) 
 			prefetch.Index8(&count[0], &idx[0], 2*len(next))
 			prefetch.Index64(&xors[0], &idx[0], 2*len(next))
 		}
-		for _, x := range order[base:min(base+buildGroup, len(order))] {
-			p := positions(x, blockLen)
-			p0, p1, p2 := p[0], p[1], p[2]
-			c0, c1, c2 := count[p0]+4, count[p1]+4, count[p2]+4
-			if c0 < 4 || c1 < 4 || c2 < 4 {
-				return 0, false
-			}
-			count[p0], count[p1], count[p2] = c0, c1^1, c2^2
-			x0, x1, x2 := xors[p0]^x, xors[p1]^x, xors[p2]^x
-			xors[p0], xors[p1], xors[p2] = x0, x1, x2
-			if (x0 == 0 && c0>>2 == 2) || (x1 == 0 && c1>>2 == 2) || (x2 == 0 && c2>>2 == 2) {
-				count[p0], count[p1], count[p2] = c0-4, c1-4, c2-4
-				xors[p0], xors[p1], xors[p2] = x0^x, x1^x, x2^x
-				dups++
-			}
+		d, ok := add(order[base:min(base+buildGroup, len(order))], count, xors, blockLen)
+		if !ok {
+			return 0, false
 		}
+		dups += d
 	}
 	return dups, true
 }
