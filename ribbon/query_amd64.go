@@ -35,13 +35,30 @@ type kernel struct {
 	// masks[c]: the bits of the parity vector that belong to the columns
 	// of a block with c columns.
 	masks [9][4]uint64
+	// avx2 is set when the fields above are and the kernel serves the
+	// filter; otherwise containsAVX2 hands the query to containsFallback
+	// without executing any vector instruction.
+	avx2 bool
 }
 
-// containsAVX2 is the query of a filter whose kernel is set (see kernel);
-// it answers exactly like containsGeneric.
+// containsAVX2 is the query of the filter whose kernel is *k (k is always
+// &f.k): when k.avx2 is set it evaluates the key in assembly, otherwise
+// it tail-jumps to containsFallback (containsGeneric). Either way it
+// answers exactly like containsGeneric. Dispatching in the assembly keeps
+// ContainsHash a single call, small enough to inline into its callers and
+// into the method value f.ContainsHash.
 //
 //go:noescape
 func containsAVX2(k *kernel, h uint64) bool
+
+// containsFallback answers for containsAVX2 when k.avx2 is false (no
+// AVX2, more than 8 columns, or an empty filter): k is the kernel field of
+// a Filter, so subtracting the field's offset recovers the Filter. It is
+// only called from query_amd64.s.
+func containsFallback(k *kernel, h uint64) bool {
+	f := (*Filter)(unsafe.Add(unsafe.Pointer(k), -int(unsafe.Offsetof(Filter{}.k))))
+	return f.containsGeneric(h)
+}
 
 // containsBatchAVX2 sets out[i] = containsAVX2(k, hashes[i]) for i < n,
 // prefetching the lines of 8 keys before evaluating them.
@@ -53,6 +70,7 @@ func containsBatchAVX2(k *kernel, hashes *uint64, out *bool, n int)
 // shape allow it.
 func (f *Filter) setKernel() {
 	f.simd = false
+	f.k = kernel{}
 	if !haveAVX2 || f.l.numBlocks == 0 || f.l.lower+1 > 8 || uint64(cap(f.data)-len(f.data)) < kernelPad {
 		return
 	}
@@ -75,6 +93,7 @@ func (f *Filter) setKernel() {
 			}
 		}
 	}
+	f.k.avx2 = true
 	f.simd = true
 }
 
@@ -85,13 +104,10 @@ func (f *Filter) setKernel() {
 // equation evaluated against 3 or 4 cache lines of the solution, loaded
 // together and without data-dependent branches. On amd64 with AVX2 and
 // at most 8 columns this is the assembly kernel (about 90 instructions);
-// otherwise containsGeneric.
-func (f *Filter) ContainsHash(h uint64) bool {
-	if f.simd {
-		return containsAVX2(&f.k, h)
-	}
-	return f.containsGeneric(h)
-}
+// otherwise containsGeneric (reached through the assembly's dispatch, see
+// containsAVX2). It inlines into its callers, so a method value
+// f.ContainsHash calls the assembly directly.
+func (f *Filter) ContainsHash(h uint64) bool { return containsAVX2(&f.k, h) }
 
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i; out
 // must have len(out) >= len(hashes). It works in groups of keys: first it

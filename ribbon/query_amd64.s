@@ -38,6 +38,8 @@ GLOBL resultShift<>(SB), RODATA|NOPTR, $32
 // ribbon.go for the algorithm).
 TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 	MOVQ k+0(FP), DI
+	CMPB kernel_avx2(DI), $0
+	JEQ  fallback
 	MOVQ h+8(FP), AX
 
 	// x = Remix(h, seed+1)
@@ -149,6 +151,10 @@ TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 	SETEQ ret+16(FP)
 	VZEROUPPER
 	RET
+
+fallback:
+	// Same arguments and result in the same frame: a tail call.
+	JMP ·containsFallback(SB)
 
 // func containsBatchAVX2(k *kernel, hashes *uint64, out *bool, n int)
 //

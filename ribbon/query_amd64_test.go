@@ -3,6 +3,7 @@
 package ribbon
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -101,5 +102,54 @@ func TestBandLanesMatchesGeneric(t *testing.T) {
 	}
 	if failed == 0 || copied == 0 || solved == 0 {
 		t.Errorf("%d failed, %d stopped at copies, %d solved: a path was not compared", failed, copied, solved)
+	}
+}
+
+// ContainsHash dispatches in the assembly: filters the kernel serves are
+// evaluated there, the others (and any filter whose kernel is switched
+// off, as on a CPU without AVX2) tail-jump to containsFallback. Both
+// routes answer like the reference query on 10^5 members and 10^5
+// non-members at every column count a filter can have.
+func TestContainsHashDispatchMatchesReference(t *testing.T) {
+	var b Builder
+	keys := filtertest.Hashes(100_000, 41)
+	absent := filtertest.Hashes(100_000, 42)
+	kernelServed := 0
+	for c := 1; c < maxCols; c++ {
+		// Between 2^-(c+1) and 2^-c: lower columns c, some blocks c+1.
+		f := mustBuild(t, &b, keys, Params{FPR: 0.75 * math.Ldexp(1, -c)})
+		if f.l.lower != c {
+			t.Fatalf("FPR %v: %d lower columns, want %d", f.target, f.l.lower, c)
+		}
+		if f.l.lower+1 <= 8 {
+			checkKernelUsed(t, f)
+		}
+		if f.k.avx2 != f.simd {
+			t.Fatalf("%d columns: kernel.avx2 %v, simd %v", c, f.k.avx2, f.simd)
+		}
+		if f.simd {
+			kernelServed++
+		}
+		off := *f
+		off.k.avx2 = false
+		for _, probes := range [][]uint64{keys, absent} {
+			for _, h := range probes {
+				want := refContains(f, h)
+				if got := f.ContainsHash(h); got != want {
+					t.Fatalf("%d columns (kernel %v): ContainsHash(%#x) = %v, reference %v", c, f.simd, h, got, want)
+				}
+				if got := off.ContainsHash(h); got != want {
+					t.Fatalf("%d columns, kernel off: ContainsHash(%#x) = %v, reference %v", c, h, got, want)
+				}
+			}
+		}
+	}
+	if haveAVX2 && kernelServed == 0 {
+		t.Fatal("no filter used the kernel")
+	}
+	var empty Filter
+	empty.setKernel()
+	if empty.ContainsHash(1) {
+		t.Fatal("the empty filter contains a key")
 	}
 }
