@@ -91,6 +91,7 @@ type Log struct {
 	end   int64 // global offset (across generations) past the last Append
 	gen   uint64
 	f     *os.File
+	fw    *fileWriter // writes to f
 
 	ioMu    sync.Mutex // serialises writes and fsyncs
 	written atomic.Int64
@@ -121,7 +122,7 @@ func OpenLog(dir string, gen uint64, policy Policy, logger *slog.Logger) (*Log, 
 		f.Close()
 		return nil, err
 	}
-	l := &Log{dir: dir, policy: policy, logger: logger, gen: gen, f: f, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &Log{dir: dir, policy: policy, logger: logger, gen: gen, f: f, fw: newFileWriter(f), stop: make(chan struct{}), done: make(chan struct{})}
 	l.size.Store(st.Size())
 	go l.background()
 	return l, nil
@@ -235,13 +236,13 @@ func (l *Log) syncLocked(fsync bool) error {
 	l.mu.Lock()
 	buf := l.buf
 	end := l.end
-	f := l.f
+	f, fw := l.f, l.fw
 	if len(buf) > 0 {
 		l.buf, l.spare = l.spare, nil
 	}
 	l.mu.Unlock()
 	if len(buf) > 0 {
-		if _, err := f.Write(buf); err != nil {
+		if err := fw.write(buf); err != nil {
 			return l.fail(fmt.Errorf("persist: write log: %w", err))
 		}
 		l.size.Add(int64(len(buf)))
@@ -301,6 +302,7 @@ func (l *Log) Switch() (uint64, error) {
 	l.mu.Lock()
 	old := l.f
 	l.f = f
+	l.fw = newFileWriter(f)
 	l.gen = next
 	l.mu.Unlock()
 	l.size.Store(0)
