@@ -36,29 +36,20 @@ type kernel struct {
 	// of a block with c columns.
 	masks [9][4]uint64
 	// avx2 is set when the fields above are and the kernel serves the
-	// filter; otherwise containsAVX2 hands the query to containsFallback
+	// filter; otherwise containsAVX2 hands the query to queryGeneric
 	// without executing any vector instruction.
 	avx2 bool
 }
 
 // containsAVX2 is the query of the filter whose kernel is *k (k is always
 // &f.k): when k.avx2 is set it evaluates the key in assembly, otherwise
-// it tail-jumps to containsFallback (containsGeneric). Either way it
+// it tail-jumps to queryGeneric (containsGeneric). Either way it
 // answers exactly like containsGeneric. Dispatching in the assembly keeps
 // ContainsHash a single call, small enough to inline into its callers and
 // into the method value f.ContainsHash.
 //
 //go:noescape
 func containsAVX2(k *kernel, h uint64) bool
-
-// containsFallback answers for containsAVX2 when k.avx2 is false (no
-// AVX2, more than 8 columns, or an empty filter): k is the kernel field of
-// a Filter, so subtracting the field's offset recovers the Filter. It is
-// only called from query_amd64.s.
-func containsFallback(k *kernel, h uint64) bool {
-	f := (*Filter)(unsafe.Add(unsafe.Pointer(k), -int(unsafe.Offsetof(Filter{}.k))))
-	return f.containsGeneric(h)
-}
 
 // containsBatchAVX2 sets out[i] = containsAVX2(k, hashes[i]) for i < n,
 // prefetching the lines of 8 keys before evaluating them.

@@ -154,7 +154,7 @@ TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 
 fallback:
 	// Same arguments and result in the same frame: a tail call.
-	JMP ·containsFallback(SB)
+	JMP ·queryGeneric(SB)
 
 // func containsBatchAVX2(k *kernel, hashes *uint64, out *bool, n int)
 //

@@ -107,7 +107,7 @@ func TestBandLanesMatchesGeneric(t *testing.T) {
 
 // ContainsHash dispatches in the assembly: filters the kernel serves are
 // evaluated there, the others (and any filter whose kernel is switched
-// off, as on a CPU without AVX2) tail-jump to containsFallback. Both
+// off, as on a CPU without AVX2) tail-jump to queryGeneric. Both
 // routes answer like the reference query on 10^5 members and 10^5
 // non-members at every column count a filter can have.
 func TestContainsHashDispatchMatchesReference(t *testing.T) {

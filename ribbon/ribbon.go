@@ -216,7 +216,16 @@ func (l *layout) seg(g uint64) (first, cols uint64) {
 // of columns, is that of half g. A column costs three loads, three ANDs
 // and a popcount; bit 0 of popcount ^ r>>j is column j's mismatch, and
 // ORing the mismatches needs no branch.
-func (f *Filter) containsGeneric(h uint64) bool {
+func (f *Filter) containsGeneric(h uint64) bool { return queryGeneric(&f.k, h) }
+
+// queryGeneric is containsGeneric for the Filter whose kernel field is *k
+// (k is always &f.k, so subtracting the field's offset recovers f). It
+// takes the kernel because the amd64 query (containsAVX2) tail-jumps here
+// with its own arguments for the filters its kernel does not serve, which
+// costs no more than the Go dispatch it replaces; containsGeneric inlines
+// to a direct call.
+func queryGeneric(k *kernel, h uint64) bool {
+	f := (*Filter)(unsafe.Add(unsafe.Pointer(k), -int(unsafe.Offsetof(Filter{}.k))))
 	l := &f.l
 	if l.numBlocks == 0 {
 		return false
