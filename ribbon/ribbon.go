@@ -33,7 +33,7 @@ type Filter struct {
 	target float64 // design FPR
 	hasher hashing.Hasher
 	k      kernel // the assembly query's view of the filter
-	simd   bool   // k is set: ContainsHash uses the assembly query
+	simd   bool   // k is set (k.avx2): the assembly evaluates ContainsHash and ContainsBatch
 }
 
 // kernelPad is the number of zero words after the solution (in the
