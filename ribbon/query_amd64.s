@@ -23,6 +23,14 @@ DATA nibbleMask<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
 DATA nibbleMask<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL nibbleMask<>(SB), RODATA|NOPTR, $32
 
+// The row multipliers (mulLo, mulHi, mulResult in ribbon.go) and
+// hashing.Remix's multiplier, read as memory operands by containsAVX2.
+DATA rowMul<>+0(SB)/8, $0xf1357aea2e62a9c5
+DATA rowMul<>+8(SB)/8, $0xd1b54a32d192ed03
+DATA rowMul<>+16(SB)/8, $0xaef17502108ef2d9
+DATA rowMul<>+24(SB)/8, $0xd6e8feb86659fd93
+GLOBL rowMul<>(SB), RODATA|NOPTR, $32
+
 // Lane i of the parity vector checks column i (bit 0) and column i+4
 // (bit 4): r >> i lines the result bits up with both.
 DATA resultShift<>+0(SB)/8, $0
@@ -47,12 +55,11 @@ TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 	MOVQ AX, BX
 	SHRQ $32, BX
 	XORQ BX, AX
-	MOVQ $0xd6e8feb86659fd93, CX
-	IMULQ CX, AX
+	IMULQ rowMul<>+24(SB), AX
 	MOVQ AX, BX
 	SHRQ $32, BX
 	XORQ BX, AX
-	IMULQ CX, AX
+	IMULQ rowMul<>+24(SB), AX
 	MOVQ AX, BX
 	SHRQ $32, BX
 	XORQ BX, AX
@@ -85,16 +92,14 @@ TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 	SHLQ $5, R13          // offset of the lane masks for cols columns
 
 	// Row: lo = x*mulLo | 1, hi = (x ^ x>>31)*mulHi, r = (x*mulResult)>>32.
-	MOVQ $0xf1357aea2e62a9c5, AX
-	IMULQ R8, AX
+	MOVQ R8, AX
+	IMULQ rowMul<>+0(SB), AX
 	ORQ $1, AX
 	MOVQ R8, BX
 	SHRQ $31, BX
 	XORQ R8, BX
-	MOVQ $0xd1b54a32d192ed03, DX
-	IMULQ DX, BX
-	MOVQ $0xaef17502108ef2d9, DX
-	IMULQ DX, R8
+	IMULQ rowMul<>+8(SB), BX
+	IMULQ rowMul<>+16(SB), R8
 	SHRQ $32, R8
 
 	// m0 = lo<<t, m1 = hi<<t | lo>>(64-t), m2 = hi>>(64-t) (0 when t = 0).
@@ -126,15 +131,14 @@ TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 	// Parity of every 64-bit lane: per byte, XOR its nibbles and look the
 	// parity up (columns 0-3 as 0/1, 4-7 as 0/16), then add the 8 bytes of
 	// a lane: bit 0 of the sum is column i's parity, bit 4 column i+4's.
-	VMOVDQU nibbleMask<>(SB), Y8
 	VPSRLQ $4, Y3, Y6
 	VPXOR Y3, Y6, Y3
-	VPAND Y8, Y3, Y3
+	VPAND nibbleMask<>(SB), Y3, Y3
 	VMOVDQU parityLUT<>(SB), Y6
 	VPSHUFB Y3, Y6, Y3
 	VPSRLQ $4, Y4, Y7
 	VPXOR Y4, Y7, Y4
-	VPAND Y8, Y4, Y4
+	VPAND nibbleMask<>(SB), Y4, Y4
 	VMOVDQU parity16LUT<>(SB), Y7
 	VPSHUFB Y4, Y7, Y4
 	VPOR Y3, Y4, Y3
