@@ -7,6 +7,8 @@ import (
 	"net"
 	"syscall"
 	"unsafe"
+
+	"github.com/bloomery/bloomery/server/internal/rawio"
 )
 
 // rawSock reads and writes a TCP connection's socket with raw system
@@ -102,20 +104,13 @@ func newRawSock(nc net.Conn) *rawSock {
 		}
 	}
 	s.wfn = func(fd uintptr) bool {
-		for len(s.wp) > 0 {
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&s.wp[0])), uintptr(len(s.wp)))
-			switch e {
-			case 0:
-				s.wn += int(n)
-				s.wp = s.wp[n:]
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				s.werr = e
-				return true
-			}
+		n, again, err := rawio.Write(fd, s.wp)
+		s.wn += n
+		s.wp = s.wp[n:]
+		if again {
+			return false
 		}
+		s.werr = err
 		return true
 	}
 	return s

@@ -5,7 +5,8 @@ package persist
 import (
 	"os"
 	"syscall"
-	"unsafe"
+
+	"github.com/bloomery/bloomery/server/internal/rawio"
 )
 
 // rawWriteMax is the largest log write that takes the raw path.
@@ -49,21 +50,14 @@ func newFileWriter(f *os.File) *fileWriter {
 	}
 	w.rc = rc
 	w.fn = func(fd uintptr) bool {
-		for len(w.p) > 0 {
-			n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&w.p[0])), uintptr(len(w.p)))
-			switch e {
-			case 0:
-				if n == 0 {
-					w.err = syscall.EIO
-					return true
-				}
-				w.p = w.p[n:]
-			case syscall.EINTR:
-			default:
-				w.err = e
-				return true
-			}
+		// A regular file never reports EAGAIN; were it to, the loop
+		// would be retried by RawConn after a poll, as for a socket.
+		n, again, err := rawio.Write(fd, w.p)
+		w.p = w.p[n:]
+		if again {
+			return false
 		}
+		w.err = err
 		return true
 	}
 	return w
