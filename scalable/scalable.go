@@ -348,39 +348,45 @@ func (f *Filter) TryAddString(key string) (bool, error) {
 
 // TryAddHash is TryAdd for a hash computed with Hasher().
 //
-// A chain of one link with room (the usual BF.ADD key) takes one pass
-// over the link: its AddHash reports false, changing nothing, exactly
-// when all of h's bits are already set, which is when ContainsHash would
-// have claimed h; so a test and then an add, k lines read twice, gives
-// the same answer and bits as the add alone.
+// While the last link has room, it takes one pass over that link: the
+// older links are tested, and then the last link's AddHash reports false,
+// changing nothing, exactly when all of h's bits are already set there,
+// which is when its ContainsHash would have claimed h. So the answer and
+// the bits are those of testing every link and then adding, without
+// reading the last link's k lines twice. (The older links are tested
+// first because adding to the last link must not happen when one of them
+// claims h.)
 func (f *Filter) TryAddHash(h uint64) (bool, error) {
-	last := f.links[len(f.links)-1]
-	if len(f.links) == 1 && last.Len() < last.Cap() {
-		if last.AddHash(h) {
-			f.count++
-			return true, nil
+	n := len(f.links)
+	last := f.links[n-1]
+	if last.Len() < last.Cap() {
+		for _, l := range f.links[:n-1] {
+			if l.ContainsHash(h) {
+				return false, nil
+			}
 		}
-		return false, nil
+		if !last.AddHash(h) {
+			return false, nil
+		}
+		f.count++
+		return true, nil
 	}
+	// The last link is full: h goes to a new link if no link claims it.
 	if f.ContainsHash(h) {
 		return false, nil
 	}
-	if last.Len() >= last.Cap() {
-		if f.p.NonScaling {
-			return false, fmt.Errorf("scalable: non-scaling filter holds its capacity %d: %w", last.Cap(), bloomery.ErrFull)
-		}
-		if len(f.links) >= MaxLinks {
-			return false, fmt.Errorf("scalable: chain has %d links: %w", len(f.links), bloomery.ErrFull)
-		}
-		l, err := f.newLink(len(f.links))
-		if err != nil {
-			return false, err
-		}
-		f.links = append(f.links, l)
-		last = l
+	if f.p.NonScaling {
+		return false, fmt.Errorf("scalable: non-scaling filter holds its capacity %d: %w", last.Cap(), bloomery.ErrFull)
 	}
-	// No link claims h, so at least one of its bits is clear in last.
-	last.AddHash(h)
+	if n >= MaxLinks {
+		return false, fmt.Errorf("scalable: chain has %d links: %w", n, bloomery.ErrFull)
+	}
+	l, err := f.newLink(n)
+	if err != nil {
+		return false, err
+	}
+	f.links = append(f.links, l)
+	l.AddHash(h)
 	f.count++
 	return true, nil
 }
