@@ -13,6 +13,9 @@ import (
 // batchChunks splits hs into chunks of lengths that cover the pipeline's
 // edge cases (empty, shorter than a group, exact groups, a group plus
 // one, several groups, long runs), cycling through them.
+// The tests below force the prefetch pipeline (pipelineMinBytes = 0) on
+// their small tables.
+
 func batchChunks(hs []uint64) [][]uint64 {
 	lens := []int{0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 65, 100, 1000, 4096}
 	var out [][]uint64
@@ -36,8 +39,19 @@ func mustEncode(t *testing.T, f *Filter) []byte {
 // InsertBatch must leave the table byte for byte as InsertHash on each
 // hash in turn does, at every load up to and past the first failure
 // (which both report at the same hash, with ErrFull), for odd and even
-// bucket counts and every slot alignment.
+// bucket counts and every slot alignment, through the pipeline (forced on
+// every table size) and through the plain loop small tables take.
 func TestInsertBatchMatchesInsertHash(t *testing.T) {
+	for _, mb := range []int{0, pipelineMinBytes} {
+		t.Run(fmt.Sprintf("pipelineMinBytes=%d", mb), func(t *testing.T) {
+			defer func(old int) { pipelineMinBytes = old }(pipelineMinBytes)
+			pipelineMinBytes = mb
+			testInsertBatchMatches(t)
+		})
+	}
+}
+
+func testInsertBatchMatches(t *testing.T) {
 	for _, n := range []int{1, 7, 1000, 10_001, sizeN(1_000_000, 100_000)} {
 		for _, fb := range []int{8, 12, 13, 16} {
 			name := fmt.Sprintf("n=%d f=%d", n, fb)
@@ -87,6 +101,8 @@ func TestInsertBatchMatchesInsertHash(t *testing.T) {
 // as the keys before it left it, and retrying from that key changes
 // nothing either.
 func TestInsertBatchFullLeavesFilterUnchanged(t *testing.T) {
+	defer func(old int) { pipelineMinBytes = old }(pipelineMinBytes)
+	pipelineMinBytes = 0
 	for _, fb := range []int{8, 12} {
 		f := mustNew(t, Params{Capacity: 1000, FingerprintBits: fb})
 		hs := filtertest.Hashes(5000, uint64(fb))
@@ -117,6 +133,8 @@ func TestInsertBatchFullLeavesFilterUnchanged(t *testing.T) {
 // AddBatch stores what AddHash in order stores, skipping the keys that do
 // not fit and trying the rest.
 func TestAddBatchMatchesAddHash(t *testing.T) {
+	defer func(old int) { pipelineMinBytes = old }(pipelineMinBytes)
+	pipelineMinBytes = 0
 	for _, n := range []int{7, 1000, 10_001} {
 		one := mustNew(t, Params{Capacity: n, FingerprintBits: 8})
 		bat := mustNew(t, Params{Capacity: n, FingerprintBits: 8})
@@ -145,6 +163,8 @@ func TestAddBatchMatchesAddHash(t *testing.T) {
 // The pipeline's prefetches are hints: deleting between batches, so that
 // the buckets a batch peeked at change under it, must not matter.
 func TestInsertBatchInterleavedDeletes(t *testing.T) {
+	defer func(old int) { pipelineMinBytes = old }(pipelineMinBytes)
+	pipelineMinBytes = 0
 	one := mustNew(t, Params{Capacity: 20_000, FingerprintBits: 12})
 	bat := mustNew(t, Params{Capacity: 20_000, FingerprintBits: 12})
 	hs := filtertest.Hashes(60_000, 77)
@@ -178,6 +198,8 @@ func TestInsertBatchInterleavedDeletes(t *testing.T) {
 }
 
 func TestBatchZeroAllocs(t *testing.T) {
+	defer func(old int) { pipelineMinBytes = old }(pipelineMinBytes)
+	pipelineMinBytes = 0
 	f := mustNew(t, Params{Capacity: 100_000, FingerprintBits: 12})
 	hs := filtertest.Hashes(1000, 6)
 	filtertest.ZeroAllocs(t, "InsertBatch+Delete", func() {
