@@ -257,6 +257,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		design:   hd.design,
 		count:    hd.count,
 		hasher:   hd.hasher,
+		inline:   inlineHashOf(hd.hasher),
 	}
 	decodeWords(f.words, hd.payload)
 	f.ones = popcount(f.words)

@@ -7,3 +7,22 @@ package bloom
 //
 //go:noescape
 func addHash(f *Filter, h uint64) bool
+
+// addKey is (*Filter).Add of the n bytes at p: when f.inlineXXH3 and
+// 4 <= n <= 128 it hashes them with XXH3 and sets the probes in one leaf
+// function (filter_add_amd64.s), otherwise it tail-jumps to addKeyGo.
+//
+//go:noescape
+func addKey(f *Filter, p *byte, n int) bool
+
+// containsKey is (*Filter).Contains of the n bytes at p, as addKey: the
+// hash and the probe loop in one leaf function, or containsKeyGo.
+//
+//go:noescape
+func containsKey(f *Filter, p *byte, n int) bool
+
+// keyHash is the assembly XXH3 on its own, for tests: ok is false for the
+// lengths the assembly leaves to the Go path.
+//
+//go:noescape
+func keyHash(p *byte, n int, seed uint64) (h uint64, ok bool)

@@ -3,3 +3,9 @@
 package bloom
 
 func addHash(f *Filter, h uint64) bool { return addHashGo(f, h) }
+
+func addKey(f *Filter, p *byte, n int) bool { return addKeyGo(f, p, n) }
+
+func containsKey(f *Filter, p *byte, n int) bool { return containsKeyGo(f, p, n) }
+
+func keyHash(p *byte, n int, seed uint64) (h uint64, ok bool) { return 0, false }

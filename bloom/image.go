@@ -80,6 +80,7 @@ func NewFromImage(img Image) (*Filter, error) {
 		count:    img.Count,
 		ones:     popcount(img.Words),
 		hasher:   img.Hasher,
+		inline:   inlineHashOf(img.Hasher),
 	}, nil
 }
 

@@ -1,0 +1,202 @@
+package bloom
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/filtertest"
+)
+
+// keyHashCovers reports whether the assembly key paths hash n-byte keys
+// themselves (else they take the Go path through Hasher.Sum64).
+func keyHashCovers(n int) bool { return asmKeyPaths && n >= 4 && n <= 128 }
+
+// asmKeyPaths is whether this build has the assembly key paths: amd64
+// without the purego tag.
+var asmKeyPaths = func() bool {
+	b := []byte("0123")
+	_, ok := keyHash(&b[0], len(b), 0)
+	return ok
+}()
+
+var keyTestSeeds = []uint64{0, 1, 42, 0x9e3779b97f4a7c15, 0xdeadbeef12345678, 0xffffffff, 1 << 32, ^uint64(0)}
+
+// TestKeyHashMatches checks the assembly XXH3 against hashing.XXH3(seed),
+// the reference-exact hasher (its known-answer tests pin it to xxHash
+// 0.8), at every length from 0 to 256, for several seeds (including ones
+// whose halves differ, which the 4-8 byte path folds together) and
+// several pseudo-random contents per length, read from both the start
+// and the end of a buffer. It must cover exactly lengths 4 to 128 on
+// amd64 and nothing elsewhere.
+func TestKeyHashMatches(t *testing.T) {
+	if runtime.GOARCH == "amd64" && !asmKeyPaths {
+		t.Log("purego build: no assembly key paths")
+	}
+	buf := make([]byte, 512)
+	s := filtertest.SplitMix64(11)
+	checked := 0
+	for rep := range 8 {
+		for i := range buf {
+			buf[i] = byte(s.Next())
+		}
+		for n := 0; n <= 256; n++ {
+			for _, key := range [][]byte{buf[:n], buf[len(buf)-n:]} {
+				for _, seed := range keyTestSeeds {
+					var p *byte
+					if n > 0 {
+						p = &key[0]
+					}
+					got, ok := keyHash(p, n, seed)
+					if ok != keyHashCovers(n) {
+						t.Fatalf("len %d: assembly covers it: %v, want %v", n, ok, keyHashCovers(n))
+					}
+					if !ok {
+						continue
+					}
+					if want := hashing.XXH3(seed).Sum64(key); got != want {
+						t.Fatalf("rep %d len %d seed %#x: assembly XXH3 %016x, hashing.XXH3 %016x", rep, n, seed, got, want)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if asmKeyPaths && checked != 8*125*2*len(keyTestSeeds) {
+		t.Fatalf("checked %d hashes", checked)
+	}
+}
+
+// TestKeyPathsMatchHashPaths checks Add, AddString, Contains and
+// ContainsString against AddHash and ContainsHash of Hasher.Sum64 for
+// every hasher kind (the XXH3 ones take the assembly on amd64, the others
+// the Go path) and key lengths 0 to 200: the same bits, counts and "was
+// new" answers, and the same query answers on present and absent keys.
+// The filters are overfilled on purpose so that both answers occur often.
+func TestKeyPathsMatchHashPaths(t *testing.T) {
+	var sip [16]byte
+	for i := range sip {
+		sip[i] = byte(3 * i)
+	}
+	for _, h := range []hashing.Hasher{{}, hashing.XXH3(0), hashing.XXH3(42), hashing.XXH3(^uint64(0)), hashing.XXH64(7), hashing.SipHash(sip)} {
+		t.Run(h.String(), func(t *testing.T) {
+			a, err := New(Params{Capacity: 3000, FPR: 0.02, Hasher: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := New(Params{Capacity: 3000, FPR: 0.02, Hasher: h})
+			s := filtertest.SplitMix64(5)
+			key := func() []byte {
+				r := s.Next()
+				k := make([]byte, r%201)
+				for i := range k {
+					k[i] = byte(s.Next())
+				}
+				return k
+			}
+			keys := make([][]byte, 6000)
+			for i := range keys {
+				keys[i] = key()
+			}
+			keys = append(keys, keys[:500]...) // re-adds answer "not new"
+			for i, k := range keys {
+				var x bool
+				if i%2 == 0 {
+					x = a.Add(k)
+				} else {
+					x = a.AddString(string(k))
+				}
+				if y := b.AddHash(h.Sum64(k)); x != y {
+					t.Fatalf("add %d (len %d): key path %v, hash path %v", i, len(k), x, y)
+				}
+			}
+			for i := range a.words {
+				if a.words[i] != b.words[i] {
+					t.Fatalf("word %d: key path %#x, hash path %#x", i, a.words[i], b.words[i])
+				}
+			}
+			if a.ones != b.ones || a.count != b.count {
+				t.Fatalf("ones %d/%d, count %d/%d", a.ones, b.ones, a.count, b.count)
+			}
+			hits := 0
+			for i := range 20000 {
+				k := key()
+				if i < len(keys) {
+					k = keys[i] // present
+				}
+				want := b.ContainsHash(h.Sum64(k))
+				if a.Contains(k) != want || a.ContainsString(string(k)) != want {
+					t.Fatalf("query %d (len %d): key paths disagree with ContainsHash (%v)", i, len(k), want)
+				}
+				if want {
+					hits++
+				}
+			}
+			if hits == 20000 || hits < len(keys) {
+				t.Fatalf("%d hits of 20000 queries, %d present: not both answers exercised", hits, len(keys))
+			}
+		})
+	}
+}
+
+// TestInlineHashSet checks that every way of making a Filter records its
+// hasher for the assembly key paths: set for XXH3 (with its seed), unset
+// for the others, so that a SipHash or XXH64 filter never takes the XXH3
+// assembly.
+func TestInlineHashSet(t *testing.T) {
+	var sip [16]byte
+	sip[0] = 9
+	for _, h := range []hashing.Hasher{{}, hashing.XXH3(77), hashing.XXH64(7), hashing.SipHash(sip)} {
+		f, err := New(Params{Capacity: 100, FPR: 0.01, Hasher: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.AddString("x")
+		data, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := Decode(data, hashing.Want(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromImage, err := NewFromImage(f.Image())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := inlineHash{}
+		if h.Alg() == hashing.AlgXXH3 {
+			want = inlineHash{xxh3: true, seed: h.Seed()}
+		}
+		made := []struct {
+			how string
+			f   *Filter
+		}{{"New", f}, {"Decode", dec}, {"NewFromImage", fromImage}, {"Clone", f.Clone()}}
+		if !h.Keyed() {
+			var u Filter
+			if err := u.UnmarshalBinary(data); err != nil {
+				t.Fatal(err)
+			}
+			made = append(made, struct {
+				how string
+				f   *Filter
+			}{"UnmarshalBinary", &u})
+		}
+		for _, m := range made {
+			if m.f.inline != want {
+				t.Errorf("%v via %s: inline %+v, want %+v", h, m.how, m.f.inline, want)
+			}
+			if !m.f.ContainsString("x") {
+				t.Errorf("%v via %s: false negative", h, m.how)
+			}
+		}
+	}
+	f, _ := NewForCapacity(10, 0.01)
+	if f.inline != (inlineHash{xxh3: true}) {
+		t.Errorf("NewForCapacity: inline %+v", f.inline)
+	}
+	var zero Filter // no words, k = 0: every key "may be present", through either path
+	if !zero.Contains([]byte("abcdefgh")) || !zero.ContainsString("ab") {
+		t.Error("zero Filter answered false")
+	}
+}
