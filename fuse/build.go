@@ -130,6 +130,7 @@ func (b *Builder[T]) build(hashes []uint64, p Params, attempts int) (*Filter[T],
 			f.n = peeled
 			f.geo = geo
 			f.fps = b.assign(geo, peeled)
+			f.probe = arity
 			return f, nil
 		}
 		if !deduped {

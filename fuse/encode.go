@@ -151,5 +151,6 @@ func Decode[T Fingerprint](data []byte, want hashing.Expect) (*Filter[T], error)
 	f.n = int(n)
 	f.geo = geo
 	f.fps = fps
+	f.probe = arity
 	return f, nil
 }

@@ -19,17 +19,22 @@ type Fingerprint interface{ uint8 | uint16 }
 // arity (3 or 4) array cells: arity random memory accesses, all independent
 // and issued together. It never allocates.
 //
-// INVARIANT: either fps is empty and n == 0 (the empty filter, which
-// contains nothing), or len(fps) == geo.cells and every key the filter was
-// built from satisfies fingerprint(h) == XOR of fps at its positions.
+// INVARIANT: either fps is empty, n == 0 and probe == 0 (the empty
+// filter, which contains nothing), or len(fps) == geo.cells, probe ==
+// geo.arity and every key the filter was built from satisfies
+// fingerprint(h) == XOR of fps at its positions.
 //
 // A Filter is safe for concurrent use by any number of goroutines: nothing
 // mutates it after Build or Decode.
 type Filter[T Fingerprint] struct {
 	// The fields a query reads come first and share one cache line:
-	// fps, seed and geo's arity, segLen, mask and span.
-	fps    []T
-	seed   uint64 // construction seed, mixed into every hash
+	// fps, seed, probe and geo's segLen, mask and span.
+	fps  []T
+	seed uint64 // construction seed, mixed into every hash
+	// probe is the number of cells a query reads: geo.arity, or 0 for
+	// the empty filter. One compare of it both picks the arity and
+	// rules out the empty array, so ContainsHash needs no length test.
+	probe  int
 	geo    geometry
 	hasher hashing.Hasher
 	n      int // distinct keys
@@ -97,22 +102,22 @@ func (f *Filter[T]) ContainsString(key string) bool {
 // be in the set.
 func (f *Filter[T]) ContainsHash(h uint64) bool {
 	fps := f.fps
-	if len(fps) == 0 {
-		return false
-	}
 	x := mix(h, f.seed)
 	fp := T(x ^ x>>32)
 	h0 := hashing.Reduce(x, f.geo.span)
 	s, m := f.geo.segLen, f.geo.mask
-	if f.geo.arity == 3 {
+	switch f.probe {
+	case 3:
 		h1 := (h0 + s) ^ (x >> 18 & m)
 		h2 := (h0 + 2*s) ^ (x & m)
-		return fp == fps[h0]^fps[h1]^fps[h2]
+		return fp == cell(fps, h0)^cell(fps, h1)^cell(fps, h2)
+	case 4:
+		h1 := (h0 + s) ^ (x & m)
+		h2 := (h0 + 2*s) ^ (x >> 16 & m)
+		h3 := (h0 + 3*s) ^ (x >> 32 & m)
+		return fp == cell(fps, h0)^cell(fps, h1)^cell(fps, h2)^cell(fps, h3)
 	}
-	h1 := (h0 + s) ^ (x & m)
-	h2 := (h0 + 2*s) ^ (x >> 16 & m)
-	h3 := (h0 + 3*s) ^ (x >> 32 & m)
-	return fp == fps[h0]^fps[h1]^fps[h2]^fps[h3]
+	return false // the empty filter
 }
 
 // batchGroup is the number of keys ContainsBatch locates and prefetches
