@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/bloomery/bloomery/internal/prefetch"
 )
@@ -83,80 +84,117 @@ func (f *Filter) insertPipelined(hashes []uint64) (int, error) {
 		}
 		return len(hashes), nil
 	}
-	var offs [2 * BucketSize * batchGroup]uint64
-	group := func(s int) []uint64 { return hashes[min(len(hashes), s):min(len(hashes), s+batchGroup)] }
-	f.prefetchFirst(group(0), &offs)
-	f.prefetchFirst(group(batchGroup), &offs)
-	f.prefetchFirst(group(2*batchGroup), &offs)
-	f.prefetchSecond(group(0), &offs)
-	f.prefetchSecond(group(batchGroup), &offs)
-	f.prefetchThird(group(0), &offs)
-	for s := 0; s < len(hashes); s += batchGroup {
-		f.prefetchFirst(group(s+3*batchGroup), &offs)
-		f.prefetchSecond(group(s+2*batchGroup), &offs)
-		f.prefetchThird(group(s+batchGroup), &offs)
-		for i, h := range hashes[s:min(len(hashes), s+batchGroup)] {
-			if err := f.InsertHash(h); err != nil {
-				return s + i, err
+	// Key k's first bucket and fingerprint live in slot k%batchRing of
+	// the rings from the first stage to the insert, 3 groups later.
+	var p pipeline
+	n := len(hashes)
+	p.locate(f, hashes, 0)
+	p.locate(f, hashes, batchGroup)
+	p.locate(f, hashes, 2*batchGroup)
+	p.second(f, 0, min(n, batchGroup))
+	p.third(f, 0)
+	p.second(f, batchGroup, min(n, 2*batchGroup))
+	for s := 0; s < n; s += batchGroup {
+		p.locate(f, hashes, s+3*batchGroup)
+		p.third(f, s+batchGroup)
+		p.second(f, s+2*batchGroup, min(n, s+3*batchGroup))
+		for k := s; k < min(n, s+batchGroup); k++ {
+			// InsertHash after locate, its fast path in line.
+			traceInsert()
+			i1, tag := p.i1[k%batchRing], p.tag[k%batchRing]
+			bit := i1 * f.bucketBits
+			off, sh := bit>>3, uint(bit&7)
+			touch(off)
+			w := binary.LittleEndian.Uint64(f.data[off:])
+			if z := f.free(w >> sh); z != 0 {
+				lane := uint(bits.TrailingZeros64(z)) + 1 - f.fpBits
+				binary.LittleEndian.PutUint64(f.data[off:], w|tag<<(lane+sh))
+			} else if !f.insertSlow(i1, tag) {
+				return k, errFull
 			}
+			f.count++
 		}
 	}
-	return len(hashes), nil
+	return n, nil
 }
 
-// prefetchFirst requests the first bucket of each hash (len(hs) <=
-// batchGroup).
-func (f *Filter) prefetchFirst(hs []uint64, offs *[2 * BucketSize * batchGroup]uint64) {
-	for i, h := range hs {
-		i1, _ := f.locate(h)
-		offs[i] = i1 * f.bucketBits >> 3
+// batchRing is the length of the pipeline's rings: the 4 groups between a
+// key's first stage and its insert.
+const batchRing = 4 * batchGroup
+
+// pipeline holds the located keys between the stages of a batch insert,
+// and the offsets each stage prefetches.
+type pipeline struct {
+	i1, i2, tag [batchRing]uint64
+	// full[g&1][:nfull[g&1]] lists the keys of group g whose first bucket
+	// the second stage found full, for the third stage a group later.
+	full  [2][batchGroup]int
+	nfull [2]int
+	offs  [2 * BucketSize * batchGroup]uint64
+}
+
+// locate computes the first bucket and fingerprint of hashes[s:s+batchGroup]
+// (those that exist) and requests the first buckets.
+func (p *pipeline) locate(f *Filter, hashes []uint64, s int) {
+	e := min(len(hashes), s+batchGroup)
+	if s >= e {
+		return
 	}
-	f.prefetch(offs[:len(hs)])
+	for k := s; k < e; k++ {
+		i1, tag := f.locate(hashes[k])
+		p.i1[k%batchRing], p.tag[k%batchRing] = i1, tag
+		p.offs[k-s] = i1 * f.bucketBits >> 3
+	}
+	f.prefetch(p.offs[:e-s])
 }
 
-// prefetchSecond requests the second bucket of each hash whose first
+// second requests the second bucket of each key in [s, e) whose first
 // bucket is full now (it may change before the key's turn; this is only a
-// hint). The first buckets were requested a group earlier, so these reads
-// usually hit the cache.
-func (f *Filter) prefetchSecond(hs []uint64, offs *[2 * BucketSize * batchGroup]uint64) {
-	k := 0
-	for _, h := range hs {
-		i1, tag := f.locate(h)
+// hint) and lists those keys for third. The first buckets were requested
+// a group earlier, so these reads usually hit the cache. The loop has no
+// data-dependent branch: full or not is about as likely as not at
+// moderate load, and a mispredicted branch costs more than the work.
+func (p *pipeline) second(f *Filter, s, e int) {
+	c := 0
+	list := &p.full[s/batchGroup&1]
+	for k := s; k < e; k++ {
+		i1 := p.i1[k%batchRing]
 		bit := i1 * f.bucketBits
-		w := binary.LittleEndian.Uint64(f.data[bit>>3:])
-		if f.free(w>>(bit&7)) == 0 {
-			offs[k] = f.alt(i1, tag) * f.bucketBits >> 3
-			k++
-		}
+		z := f.free(binary.LittleEndian.Uint64(f.data[bit>>3:]) >> (bit & 7))
+		i2 := f.alt(i1, p.tag[k%batchRing])
+		p.i2[k%batchRing] = i2
+		p.offs[c&(batchGroup-1)] = i2 * f.bucketBits >> 3
+		list[c&(batchGroup-1)] = k
+		c += int((z|-z)>>63 ^ 1) // 1 when the bucket is full (z == 0)
 	}
-	f.prefetch(offs[:k])
+	p.nfull[s/batchGroup&1] = c
+	f.prefetch(p.offs[:c])
 }
 
-// prefetchThird requests, for each hash whose two buckets are both full
-// now, the other buckets of its first bucket's 4 residents: the reads the
-// insert's relocate step makes. Both buckets were requested earlier.
-func (f *Filter) prefetchThird(hs []uint64, offs *[2 * BucketSize * batchGroup]uint64) {
-	k := 0
-	for _, h := range hs {
-		i1, tag := f.locate(h)
-		bit := i1 * f.bucketBits
-		w := binary.LittleEndian.Uint64(f.data[bit>>3:]) >> (bit & 7)
-		if f.free(w) != 0 {
-			continue
-		}
-		i2 := f.alt(i1, tag)
+// third requests, for each key of the group starting at s that second
+// listed and whose second bucket is full too, the other buckets of both
+// buckets' residents: the reads of the insert's relocation step.
+func (p *pipeline) third(f *Filter, s int) {
+	c := 0
+	g := s / batchGroup & 1
+	for _, k := range p.full[g][:p.nfull[g]] {
+		i2 := p.i2[k%batchRing]
 		bit2 := i2 * f.bucketBits
 		w2 := binary.LittleEndian.Uint64(f.data[bit2>>3:]) >> (bit2 & 7)
 		if f.free(w2) != 0 {
 			continue
 		}
+		i1 := p.i1[k%batchRing]
+		bit := i1 * f.bucketBits
+		w := binary.LittleEndian.Uint64(f.data[bit>>3:]) >> (bit & 7)
 		for j := range BucketSize {
-			offs[k] = f.alt(i1, w>>(uint(j)*f.fpBits)&f.fpMask) * f.bucketBits >> 3
-			offs[k+1] = f.alt(i2, w2>>(uint(j)*f.fpBits)&f.fpMask) * f.bucketBits >> 3
-			k += 2
+			p.offs[c] = f.alt(i1, w>>(uint(j)*f.fpBits)&f.fpMask) * f.bucketBits >> 3
+			p.offs[c+1] = f.alt(i2, w2>>(uint(j)*f.fpBits)&f.fpMask) * f.bucketBits >> 3
+			c += 2
 		}
 	}
-	f.prefetch(offs[:k])
+	p.nfull[g] = 0
+	f.prefetch(p.offs[:c])
 }
 
 // prefetch starts loading the lines of f.data[off] for each offset, all
