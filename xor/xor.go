@@ -154,7 +154,7 @@ func (f *Filter) ContainsHash(h uint64) bool {
 	}
 	x := mix(h, f.seed)
 	p := positions(x, f.blockLen)
-	return fingerprint(x) == fps[p[0]]^fps[p[1]]^fps[p[2]]
+	return fingerprint(x) == cell(fps, p[0])^cell(fps, p[1])^cell(fps, p[2])
 }
 
 // batchGroup is the number of keys ContainsBatch locates and prefetches at
