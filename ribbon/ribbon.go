@@ -26,14 +26,17 @@ var (
 // amd64 with AVX2 filters with at most 8 columns (FPR above about 0.4 %)
 // are queried by an assembly kernel that evaluates all columns at once.
 type Filter struct {
+	// k is the assembly query's view of the filter. It comes first so
+	// that &f.k, the kernel's argument, is f itself: the query's call
+	// needs no address arithmetic.
+	k      kernel
 	data   []uint64 // interleaved solution, see layout; kernelPad zero words follow in its capacity
 	l      layout
 	n      int     // distinct keys
 	seed   uint32  // banding seed (attempt ordinal)
 	target float64 // design FPR
 	hasher hashing.Hasher
-	k      kernel // the assembly query's view of the filter
-	simd   bool   // k is set (k.avx2): the assembly evaluates ContainsHash and ContainsBatch
+	simd   bool // k is set (k.avx2): the assembly evaluates ContainsHash and ContainsBatch
 }
 
 // kernelPad is the number of zero words after the solution (in the
