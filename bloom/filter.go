@@ -77,23 +77,6 @@ type Filter struct {
 	inline   inlineHash // hasher as the assembly key paths need it
 }
 
-// inlineHash tells the amd64 key methods (addKey, containsKey) whether
-// they may hash keys themselves: xxh3 is set exactly when the filter's
-// hasher is XXH3, and seed is then its seed. Every constructor sets it
-// from the hasher with inlineHashOf; a filter left with the zero value
-// would still be correct, only slower (every key takes the Go path).
-type inlineHash struct {
-	xxh3 bool
-	seed uint64
-}
-
-func inlineHashOf(h hashing.Hasher) inlineHash {
-	if h.Alg() != hashing.AlgXXH3 {
-		return inlineHash{}
-	}
-	return inlineHash{xxh3: true, seed: h.Seed()}
-}
-
 // New returns an empty standard Bloom filter for p.
 func New(p Params) (*Filter, error) {
 	m, k, err := standardSize(p)

@@ -21,8 +21,8 @@ func addKey(f *Filter, p *byte, n int) bool
 //go:noescape
 func containsKey(f *Filter, p *byte, n int) bool
 
-// keyHash is the assembly XXH3 on its own, for tests: ok is false for the
-// lengths the assembly leaves to the Go path.
+// keyHash is the assembly XXH3 on its own with f's hasher, for tests: ok
+// is false for the lengths the assembly leaves to the Go path.
 //
 //go:noescape
-func keyHash(p *byte, n int, seed uint64) (h uint64, ok bool)
+func keyHash(f *Filter, p *byte, n int) (h uint64, ok bool)

@@ -3,6 +3,31 @@
 #include "textflag.h"
 #include "go_asm.h"
 
+// Constants read as memory operands (an IMULQ with a memory operand is
+// one instruction, with a 64-bit immediate two).
+DATA consts<>+0(SB)/8, $0xff51afd7ed558ccd  // Mix64, first multiplier
+DATA consts<>+8(SB)/8, $0xc4ceb9fe1a85ec53  // Mix64, second multiplier
+DATA consts<>+16(SB)/8, $0x9e3779b185ebca87 // XXH3 PRIME64_1
+DATA consts<>+24(SB)/8, $0x165667919e3779f9 // XXH3 avalanche multiplier
+DATA consts<>+32(SB)/8, $0x9fb21c651e98df25 // XXH3 rrmxmx multiplier
+GLOBL consts<>(SB), RODATA|NOPTR, $40
+
+// MIX64 sets d = hashing.Mix64(h) | 1, the probe step; h is left as is.
+// Clobbers R11.
+#define MIX64(h, d) \
+	MOVQ h, d; \
+	SHRQ $33, d; \
+	XORQ h, d; \
+	IMULQ consts<>+0(SB), d; \
+	MOVQ d, R11; \
+	SHRQ $33, R11; \
+	XORQ R11, d; \
+	IMULQ consts<>+8(SB), d; \
+	MOVQ d, R11; \
+	SHRQ $33, R11; \
+	XORQ R11, d; \
+	ORQ $1, d;
+
 // PROBES_SET sets the k probes of the hash in CX in the filter at R12 and
 // stores the "was new" answer at ret: the body of (*Filter).AddHash.
 // d = Mix64(h)|1, then for each probe g = h + i*d (mod 2^64): DX:AX =
@@ -14,21 +39,7 @@
 // ones += k - seen and count += (k - seen != 0), the result.
 // Clobbers AX, BX, DX, SI, DI, R8-R11, R13.
 #define PROBES_SET(ret) \
-	MOVQ CX, DI; \
-	MOVQ DI, R11; \
-	SHRQ $33, R11; \
-	XORQ R11, DI; \
-	MOVQ $0xff51afd7ed558ccd, R11; \
-	IMULQ R11, DI; \
-	MOVQ DI, R11; \
-	SHRQ $33, R11; \
-	XORQ R11, DI; \
-	MOVQ $0xc4ceb9fe1a85ec53, R11; \
-	IMULQ R11, DI; \
-	MOVQ DI, R11; \
-	SHRQ $33, R11; \
-	XORQ R11, DI; \
-	ORQ $1, DI; \
+	MIX64(CX, DI); \
 	MOVQ Filter_words(R12), SI; \
 	MOVQ Filter_words+8(R12), BX; \
 	MOVQ Filter_k(R12), R9; \
@@ -63,41 +74,19 @@ TEXT ·addHash(SB), NOSPLIT, $0-17
 	MOVQ h+8(FP), CX
 	PROBES_SET(ret+16(FP))
 
-// The XXH3-64 secret's words (the reference's default secret, read
-// little-endian at the byte offset in the name) and the XXH3 constants.
-#define S000 $0xbe4ba423396cfeb8
-#define S008 $0x1cad21f72c81017c
-#define S016 $0xdb979083e96dd4de
-#define S024 $0x1f67b3b7a4a44072
-#define S032 $0x78e5c0cc4ee679cb
-#define S040 $0x2172ffcc7dd05a82
-#define S048 $0x8e2443f7744608b8
-#define S056 $0x4c263a81e69035e0
-#define S064 $0xcb00c391bb52283c
-#define S072 $0xa32e531b8b65d088
-#define S080 $0x4ef90da297486471
-#define S088 $0xd8acdea946ef1938
-#define S096 $0x3f349ce33f76faa8
-#define S104 $0x1d4f0bc7c7bbdcf9
-#define S112 $0x3159b4cd4be0518a
-#define S120 $0x647378d9c97e9fc8
-#define S024X032 $0x6782737bea4239b9 // S024 ^ S032
-#define S040X048 $0xaf56bc3b0996523a // S040 ^ S048
-#define S008X016 $0xc73ab174c5ecd5a2 // S008 ^ S016
-#define PRIME64_1 $0x9e3779b185ebca87
-#define AVALANCHE_MUL $0x165667919e3779f9
-#define RRMXMX_MUL $0x9fb21c651e98df25
+// The keyed secret words of the filter at R12 (see inlineHash).
+#define MIXKEY(i) Filter_inline+inlineHash_mix+8*(i)(R12)
+#define LO16 Filter_inline+inlineHash_lo16(R12)
+#define HI16 Filter_inline+inlineHash_hi16(R12)
+#define FLIP8 Filter_inline+inlineHash_flip8(R12)
 
-// MIX16 adds to R13 the folded 128-bit product of the 16 input bytes at
-// a and b, keyed with the secret words s0+seed and s1-seed (seed in R9).
-// Clobbers AX, DX.
-#define MIX16(a, b, s0, s1) \
-	MOVQ s0, AX; \
-	ADDQ R9, AX; \
-	XORQ a, AX; \
-	MOVQ s1, DX; \
-	SUBQ R9, DX; \
-	XORQ b, DX; \
+// MIX16 adds to R13 the folded 128-bit product of the input words at a
+// and b XORed with the keyed secret words i and i+1. Clobbers AX, DX.
+#define MIX16(a, b, i) \
+	MOVQ a, AX; \
+	XORQ MIXKEY(i), AX; \
+	MOVQ b, DX; \
+	XORQ MIXKEY(i+1), DX; \
 	MULQ DX; \
 	XORQ DX, AX; \
 	ADDQ AX, R13;
@@ -107,43 +96,50 @@ TEXT ·addHash(SB), NOSPLIT, $0-17
 	MOVQ R13, AX; \
 	SHRQ $37, AX; \
 	XORQ AX, R13; \
-	MOVQ AVALANCHE_MUL, AX; \
-	IMULQ AX, R13; \
+	IMULQ consts<>+24(SB), R13; \
 	MOVQ R13, AX; \
 	SHRQ $32, AX; \
 	XORQ AX, R13;
 
 // XXH3 leaves in R13 the seeded XXH3-64 (xxHash 0.8) of the n bytes at
-// SI, n in CX (4 <= n <= 128), seed in R9; other lengths jump to slow.
-// It is the reference algorithm's short-input paths, written out so that
-// the filter's key methods hash and probe in one leaf function:
+// SI, n in CX, for the filter at R12 (whose inlineHash holds the seeded
+// secret words). It is the reference algorithm's short-input paths for
+// 4 to 128 bytes, written out so that the filter's key methods hash and
+// probe in one leaf function:
 //
-//   - 4-8 bytes: s' = seed ^ bswap32(low half of seed)<<32,
-//     x = (read32(p)<<32 + read32(p+n-4)) ^ ((S008^S016) - s'), then
-//     rrmxmx(x, n).
-//   - 9-16 bytes: lo = read64(p) ^ ((S024^S032) + seed),
-//     hi = read64(p+n-8) ^ ((S040^S048) - seed), then
-//     avalanche(n + bswap64(lo) + hi + fold(lo*hi)).
 //   - 17-128 bytes: n*PRIME64_1 plus a MIX16 of 16-byte pairs taken from
 //     both ends (1 to 4 pairs from each end by length), then avalanche.
+//   - 9-16 bytes: lo = read64(p) ^ lo16, hi = read64(p+n-8) ^ hi16,
+//     then avalanche(n + bswap64(lo) + hi + fold(lo*hi)).
+//   - 4-8 bytes: x = (read32(p)<<32 + read32(p+n-4)) ^ flip8, then
+//     rrmxmx(x, n).
 //
-// TestKeyHashMatches checks it against hashing.XXH3(seed).Sum64 at every
-// length from 0 to 256 and several seeds. Clobbers AX, DX, R10, R11.
-#define XXH3(slow) \
+// The 17-32 byte path falls straight through to XXH3_END; the others are
+// out of line in XXH3_COLD, which the function places after its returns
+// and which jumps back to XXH3_END, or to slow for lengths below 4 or
+// above 128. TestKeyHashMatches checks the result against
+// hashing.XXH3(seed).Sum64 at every length from 0 to 256 and several
+// seeds. Clobbers AX, DX, R10, R11.
+#define XXH3(cold) \
 	LEAQ -17(CX), AX; \
-	CMPQ AX, $(128-17); \
-	JBE  xxh17to128; \
-	LEAQ -4(CX), AX; \
-	CMPQ AX, $(16-4); \
-	JA   slow; \
-	CMPQ CX, $8; \
-	JBE  xxh4to8; \
-	MOVQ S024X032, AX; \
-	ADDQ R9, AX; \
-	XORQ (SI), AX; \
-	MOVQ S040X048, DX; \
-	SUBQ R9, DX; \
-	XORQ -8(SI)(CX*1), DX; \
+	CMPQ AX, $(32-17); \
+	JA   cold; \
+	MOVQ CX, R13; \
+	IMULQ consts<>+16(SB), R13; \
+xxhUpTo32: \
+	MIX16((SI), 8(SI), 0) \
+	MIX16(-16(SI)(CX*1), -8(SI)(CX*1), 2); \
+	AVALANCHE; \
+xxhDone:
+
+#define XXH3_COLD(slow) \
+	LEAQ -9(CX), AX; \
+	CMPQ AX, $(16-9); \
+	JA   xxhNot9to16; \
+	MOVQ (SI), AX; \
+	XORQ LO16, AX; \
+	MOVQ -8(SI)(CX*1), DX; \
+	XORQ HI16, DX; \
 	MOVQ AX, R13; \
 	BSWAPQ R13; \
 	ADDQ CX, R13; \
@@ -153,25 +149,41 @@ TEXT ·addHash(SB), NOSPLIT, $0-17
 	ADDQ AX, R13; \
 	AVALANCHE; \
 	JMP xxhDone; \
-xxh4to8: \
-	MOVL R9, R10; \
-	BSWAPL R10; \
-	SHLQ $32, R10; \
-	XORQ R9, R10; \
-	MOVQ S008X016, R11; \
-	SUBQ R10, R11; \
+xxhNot9to16: \
+	LEAQ -33(CX), AX; \
+	CMPQ AX, $(128-33); \
+	JA   xxhNot33to128; \
+	MOVQ CX, R13; \
+	IMULQ consts<>+16(SB), R13; \
+	CMPQ CX, $64; \
+	JBE  xxhUpTo64; \
+	CMPQ CX, $96; \
+	JBE  xxhUpTo96; \
+	MIX16(48(SI), 56(SI), 12) \
+	MIX16(-64(SI)(CX*1), -56(SI)(CX*1), 14); \
+xxhUpTo96: \
+	MIX16(32(SI), 40(SI), 8) \
+	MIX16(-48(SI)(CX*1), -40(SI)(CX*1), 10); \
+xxhUpTo64: \
+	MIX16(16(SI), 24(SI), 4) \
+	MIX16(-32(SI)(CX*1), -24(SI)(CX*1), 6); \
+	JMP xxhUpTo32; \
+xxhNot33to128: \
+	LEAQ -4(CX), AX; \
+	CMPQ AX, $(8-4); \
+	JA   slow; \
 	MOVL (SI), AX; \
 	SHLQ $32, AX; \
 	MOVL -4(SI)(CX*1), DX; \
 	ADDQ DX, AX; \
-	XORQ R11, AX; \
+	XORQ FLIP8, AX; \
 	MOVQ AX, R10; \
 	ROLQ $49, R10; \
 	MOVQ AX, R11; \
 	ROLQ $24, R11; \
 	XORQ R11, R10; \
 	XORQ R10, AX; \
-	MOVQ RRMXMX_MUL, R10; \
+	MOVQ consts<>+32(SB), R10; \
 	IMULQ R10, AX; \
 	MOVQ AX, R11; \
 	SHRQ $35, R11; \
@@ -181,42 +193,22 @@ xxh4to8: \
 	MOVQ AX, R13; \
 	SHRQ $28, R13; \
 	XORQ AX, R13; \
-	JMP xxhDone; \
-xxh17to128: \
-	MOVQ PRIME64_1, R13; \
-	IMULQ CX, R13; \
-	CMPQ CX, $32; \
-	JBE  xxhUpTo32; \
-	CMPQ CX, $64; \
-	JBE  xxhUpTo64; \
-	CMPQ CX, $96; \
-	JBE  xxhUpTo96; \
-	MIX16(48(SI), 56(SI), S096, S104) \
-	MIX16(-64(SI)(CX*1), -56(SI)(CX*1), S112, S120) \
-xxhUpTo96: \
-	MIX16(32(SI), 40(SI), S064, S072) \
-	MIX16(-48(SI)(CX*1), -40(SI)(CX*1), S080, S088) \
-xxhUpTo64: \
-	MIX16(16(SI), 24(SI), S032, S040) \
-	MIX16(-32(SI)(CX*1), -24(SI)(CX*1), S048, S056) \
-xxhUpTo32: \
-	MIX16((SI), 8(SI), S000, S008) \
-	MIX16(-16(SI)(CX*1), -8(SI)(CX*1), S016, S024) \
-	AVALANCHE; \
-xxhDone:
+	JMP xxhDone
 
-// func keyHash(p *byte, n int, seed uint64) (h uint64, ok bool)
+// func keyHash(f *Filter, p *byte, n int) (h uint64, ok bool)
 //
 // The XXH3 macro on its own, for tests: ok is false for the lengths it
 // leaves to the Go path.
 TEXT ·keyHash(SB), NOSPLIT, $0-33
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), CX
-	MOVQ seed+16(FP), R9
-	XXH3(keyHashNo)
+	MOVQ f+0(FP), R12
+	MOVQ p+8(FP), SI
+	MOVQ n+16(FP), CX
+	XXH3(keyHashCold)
 	MOVQ R13, h+24(FP)
 	MOVB $1, ok+32(FP)
 	RET
+keyHashCold:
+	XXH3_COLD(keyHashNo)
 keyHashNo:
 	MOVQ $0, h+24(FP)
 	MOVB $0, ok+32(FP)
@@ -228,15 +220,15 @@ keyHashNo:
 // XXH3 or a key length the macro does not cover goes to addKeyGo.
 TEXT ·addKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
-	MOVBLZX Filter_inline+inlineHash_xxh3(R12), AX
-	TESTB AL, AL
-	JZ   addKeySlow
+	CMPB Filter_inline+inlineHash_xxh3(R12), $0
+	JEQ  addKeySlow
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
-	MOVQ Filter_inline+inlineHash_seed(R12), R9
-	XXH3(addKeySlow)
+	XXH3(addKeyCold)
 	MOVQ R13, CX
 	PROBES_SET(ret+24(FP))
+addKeyCold:
+	XXH3_COLD(addKeySlow)
 addKeySlow:
 	JMP ·addKeyGo(SB)
 
@@ -247,29 +239,12 @@ addKeySlow:
 // other hashers and lengths go to containsKeyGo.
 TEXT ·containsKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
-	MOVBLZX Filter_inline+inlineHash_xxh3(R12), AX
-	TESTB AL, AL
-	JZ   containsKeySlow
+	CMPB Filter_inline+inlineHash_xxh3(R12), $0
+	JEQ  containsKeySlow
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
-	MOVQ Filter_inline+inlineHash_seed(R12), R9
-	XXH3(containsKeySlow)
-	// DI = Mix64(h) | 1, as hashing.Mix64.
-	MOVQ R13, DI
-	MOVQ DI, R11
-	SHRQ $33, R11
-	XORQ R11, DI
-	MOVQ $0xff51afd7ed558ccd, R11
-	IMULQ R11, DI
-	MOVQ DI, R11
-	SHRQ $33, R11
-	XORQ R11, DI
-	MOVQ $0xc4ceb9fe1a85ec53, R11
-	IMULQ R11, DI
-	MOVQ DI, R11
-	SHRQ $33, R11
-	XORQ R11, DI
-	ORQ  $1, DI
+	XXH3(containsKeyCold)
+	MIX64(R13, DI)
 	MOVQ Filter_words(R12), SI
 	MOVQ Filter_words+8(R12), BX
 	MOVQ Filter_k(R12), R9
@@ -291,5 +266,7 @@ containsYes:
 containsNo:
 	MOVB $0, ret+24(FP)
 	RET
+containsKeyCold:
+	XXH3_COLD(containsKeySlow)
 containsKeySlow:
 	JMP ·containsKeyGo(SB)

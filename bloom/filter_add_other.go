@@ -8,4 +8,4 @@ func addKey(f *Filter, p *byte, n int) bool { return addKeyGo(f, p, n) }
 
 func containsKey(f *Filter, p *byte, n int) bool { return containsKeyGo(f, p, n) }
 
-func keyHash(p *byte, n int, seed uint64) (h uint64, ok bool) { return 0, false }
+func keyHash(f *Filter, p *byte, n int) (h uint64, ok bool) { return 0, false }

@@ -16,7 +16,7 @@ func keyHashCovers(n int) bool { return asmKeyPaths && n >= 4 && n <= 128 }
 // without the purego tag.
 var asmKeyPaths = func() bool {
 	b := []byte("0123")
-	_, ok := keyHash(&b[0], len(b), 0)
+	_, ok := keyHash(&Filter{inline: inlineHashOf(hashing.XXH3(0))}, &b[0], len(b))
 	return ok
 }()
 
@@ -36,18 +36,22 @@ func TestKeyHashMatches(t *testing.T) {
 	buf := make([]byte, 512)
 	s := filtertest.SplitMix64(11)
 	checked := 0
+	filters := make([]*Filter, len(keyTestSeeds))
+	for i, seed := range keyTestSeeds {
+		filters[i] = &Filter{inline: inlineHashOf(hashing.XXH3(seed))}
+	}
 	for rep := range 8 {
 		for i := range buf {
 			buf[i] = byte(s.Next())
 		}
 		for n := 0; n <= 256; n++ {
 			for _, key := range [][]byte{buf[:n], buf[len(buf)-n:]} {
-				for _, seed := range keyTestSeeds {
+				for si, seed := range keyTestSeeds {
 					var p *byte
 					if n > 0 {
 						p = &key[0]
 					}
-					got, ok := keyHash(p, n, seed)
+					got, ok := keyHash(filters[si], p, n)
 					if ok != keyHashCovers(n) {
 						t.Fatalf("len %d: assembly covers it: %v, want %v", n, ok, keyHashCovers(n))
 					}
@@ -166,7 +170,12 @@ func TestInlineHashSet(t *testing.T) {
 		}
 		want := inlineHash{}
 		if h.Alg() == hashing.AlgXXH3 {
-			want = inlineHash{xxh3: true, seed: h.Seed()}
+			want = inlineHashOf(h)
+			if !want.xxh3 || want.seed != h.Seed() {
+				t.Fatalf("%v: inlineHashOf gives %+v", h, want)
+			}
+		} else if inlineHashOf(h) != want {
+			t.Fatalf("%v: inlineHashOf gives %+v", h, inlineHashOf(h))
 		}
 		made := []struct {
 			how string
@@ -192,7 +201,7 @@ func TestInlineHashSet(t *testing.T) {
 		}
 	}
 	f, _ := NewForCapacity(10, 0.01)
-	if f.inline != (inlineHash{xxh3: true}) {
+	if f.inline != inlineHashOf(hashing.XXH3(0)) || !f.inline.xxh3 {
 		t.Errorf("NewForCapacity: inline %+v", f.inline)
 	}
 	var zero Filter // no words, k = 0: every key "may be present", through either path
