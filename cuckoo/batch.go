@@ -84,7 +84,7 @@ func (f *Filter) insertPipelined(hashes []uint64) (int, error) {
 		}
 		return len(hashes), nil
 	}
-	// Key k's first bucket and fingerprint live in slot k%batchRing of
+	// Key k's first bucket and fingerprint live in slot k&(batchRing-1) of
 	// the rings from the first stage to the insert, 3 groups later.
 	var p pipeline
 	n := len(hashes)
@@ -101,7 +101,7 @@ func (f *Filter) insertPipelined(hashes []uint64) (int, error) {
 		for k := s; k < min(n, s+batchGroup); k++ {
 			// InsertHash after locate, its fast path in line.
 			traceInsert()
-			i1, tag := p.i1[k%batchRing], p.tag[k%batchRing]
+			i1, tag := p.i1[k&(batchRing-1)], p.tag[k&(batchRing-1)]
 			bit := i1 * f.bucketBits
 			off, sh := bit>>3, uint(bit&7)
 			touch(off)
@@ -142,7 +142,7 @@ func (p *pipeline) locate(f *Filter, hashes []uint64, s int) {
 	}
 	for k := s; k < e; k++ {
 		i1, tag := f.locate(hashes[k])
-		p.i1[k%batchRing], p.tag[k%batchRing] = i1, tag
+		p.i1[k&(batchRing-1)], p.tag[k&(batchRing-1)] = i1, tag
 		p.offs[k-s] = i1 * f.bucketBits >> 3
 	}
 	f.prefetch(p.offs[:e-s])
@@ -158,11 +158,11 @@ func (p *pipeline) second(f *Filter, s, e int) {
 	c := 0
 	list := &p.full[s/batchGroup&1]
 	for k := s; k < e; k++ {
-		i1 := p.i1[k%batchRing]
+		i1 := p.i1[k&(batchRing-1)]
 		bit := i1 * f.bucketBits
 		z := f.free(binary.LittleEndian.Uint64(f.data[bit>>3:]) >> (bit & 7))
-		i2 := f.alt(i1, p.tag[k%batchRing])
-		p.i2[k%batchRing] = i2
+		i2 := f.alt(i1, p.tag[k&(batchRing-1)])
+		p.i2[k&(batchRing-1)] = i2
 		p.offs[c&(batchGroup-1)] = i2 * f.bucketBits >> 3
 		list[c&(batchGroup-1)] = k
 		c += int((z|-z)>>63 ^ 1) // 1 when the bucket is full (z == 0)
@@ -178,13 +178,13 @@ func (p *pipeline) third(f *Filter, s int) {
 	c := 0
 	g := s / batchGroup & 1
 	for _, k := range p.full[g][:p.nfull[g]] {
-		i2 := p.i2[k%batchRing]
+		i2 := p.i2[k&(batchRing-1)]
 		bit2 := i2 * f.bucketBits
 		w2 := binary.LittleEndian.Uint64(f.data[bit2>>3:]) >> (bit2 & 7)
 		if f.free(w2) != 0 {
 			continue
 		}
-		i1 := p.i1[k%batchRing]
+		i1 := p.i1[k&(batchRing-1)]
 		bit := i1 * f.bucketBits
 		w := binary.LittleEndian.Uint64(f.data[bit>>3:]) >> (bit & 7)
 		for j := range BucketSize {
