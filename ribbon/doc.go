@@ -127,7 +127,7 @@
 // queries' loads). On amd64 with AVX2 a
 // filter with at most 8 columns is queried by an assembly kernel
 // (query_amd64.s) that evaluates all 8 columns in two 256-bit registers:
-// 85 instructions and 24 loads per query in all, against about 260
+// 83 instructions and 24 loads per query in all, against about 260
 // instructions for the Go loop. Solutions of 8 MiB and more are put on transparent huge pages, so
 // that a query of a large filter does not also walk the page table.
 //
@@ -228,14 +228,14 @@
 // cache. A Ribbon query reads three or four cache lines where a
 // blocked Bloom query reads one, but the loads are independent and issue
 // together, so a query waits about one miss latency, like Bloom's; Ribbon
-// pays in cache-line traffic and instructions (102 per query with the
+// pays in cache-line traffic and instructions (100 per query with the
 // kernel and the method-value wrapper, against 91 for Bloom averaged over
 // members and non-members, counted with callgrind). Those instructions
 // are what bounds the overlap: while one query waits for its lines, the
 // next ones issue their loads only as far as the reorder buffer reaches,
 // so the time per query is about the wait times the instructions per
 // query over the buffer's size, and even in the L1 cache a Ribbon query
-// takes 1.25 (member) to 1.5 (non-member) times a Bloom query. A
+// takes 1.3 (member) to 1.5 (non-member) times a Bloom query. A
 // non-member costs Ribbon exactly what a member costs, while Bloom's early
 // exit on a non-member is a mispredicted branch.
 //

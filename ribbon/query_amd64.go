@@ -97,12 +97,12 @@ func (f *Filter) setKernel() {
 // Cost: one 64-bit remix (two multiplications) and four more, then the key's
 // equation evaluated against 3 or 4 cache lines of the solution, loaded
 // together and without data-dependent branches. On amd64 with AVX2 and
-// at most 8 columns this is the assembly kernel (85 instructions);
+// at most 8 columns this is the assembly kernel (83 instructions);
 // otherwise containsGeneric (reached through the assembly's dispatch, see
 // containsAVX2). It inlines into its callers, so a method value
 // f.ContainsHash calls the assembly directly: querying a 1% filter
-// through the method value costs 102 instructions per key under
-// callgrind, kernel 85 and wrapper 17 (106 with the earlier table-driven
+// through the method value costs 100 instructions per key under
+// callgrind, kernel 83 and wrapper 17 (106 with the earlier table-driven
 // kernel, 120 when ContainsHash dispatched in Go).
 func (f *Filter) ContainsHash(h uint64) bool { return containsAVX2(&f.k, h) }
 
