@@ -68,6 +68,27 @@ addDone: \
 	MOVB AX, ret; \
 	RET;
 
+// PROBE tests one probe of containsKey: the hash g in R13, the step in
+// DI, the words at SI, their count in BX; a clear bit jumps to no, else
+// g += d. Clobbers AX, DX, R8.
+#define PROBE(no) \
+	MOVQ R13, AX; \
+	MULQ BX; \
+	SHRQ $58, AX; \
+	MOVQ (SI)(DX*8), R8; \
+	BTQ  AX, R8; \
+	JCC  no; \
+	ADDQ DI, R13;
+
+// probesK runs containsKey's K probes in a row and answers for it (its
+// frame: the answer at 32(SP)). probes0 answers true (a zero Filter).
+#define ANSWER \
+	MOVB $1, 32(SP); \
+	RET; \
+no: \
+	MOVB $0, 32(SP); \
+	RET
+
 // func addHash(f *Filter, h uint64) bool
 TEXT ·addHash(SB), NOSPLIT, $0-17
 	MOVQ f+0(FP), R12
@@ -234,9 +255,12 @@ addKeySlow:
 
 // func containsKey(f *Filter, p *byte, n int) bool
 //
-// (*Filter).Contains: the XXH3 macro, then ContainsHash's probe loop
-// (stop at the first clear bit), nine instructions a probe; as addKey,
-// other hashers and lengths go to containsKeyGo.
+// (*Filter).Contains: the XXH3 macro, then ContainsHash's probes (stop
+// at the first clear bit); as addKey, other hashers and lengths go to
+// containsKeyGo. For k <= 16 it jumps, through probeTab, to a straight
+// run of k probes (probes1..probes16, seven instructions a probe, the
+// jump predicted since k is the filter's); larger k take the loop (nine
+// instructions a probe).
 TEXT ·containsKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
 	CMPB Filter_inline+inlineHash_xxh3(R12), $0
@@ -248,19 +272,14 @@ TEXT ·containsKey(SB), NOSPLIT, $0-25
 	MOVQ Filter_words(R12), SI
 	MOVQ Filter_words+8(R12), BX
 	MOVQ Filter_k(R12), R9
-	TESTQ R9, R9
-	JLE  containsYes
+	CMPQ R9, $16
+	JA   containsLoop
+	LEAQ probeTab<>(SB), AX
+	JMP  (AX)(R9*8)
 containsLoop:
-	MOVQ R13, AX
-	MULQ BX
-	SHRQ $58, AX
-	MOVQ (SI)(DX*8), R8
-	BTQ  AX, R8
-	JCC  containsNo
-	ADDQ DI, R13
+	PROBE(containsNo)
 	DECQ R9
 	JNZ  containsLoop
-containsYes:
 	MOVB $1, ret+24(FP)
 	RET
 containsNo:
@@ -270,3 +289,211 @@ containsKeyCold:
 	XXH3_COLD(containsKeySlow)
 containsKeySlow:
 	JMP ·containsKeyGo(SB)
+
+TEXT probes0<>(SB), NOSPLIT|NOFRAME, $0
+	MOVB $1, 32(SP)
+	RET
+
+TEXT probes1<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	ANSWER
+
+TEXT probes2<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes3<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes4<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes5<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes6<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes7<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes8<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes9<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes10<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes11<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes12<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes13<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes14<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes15<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+TEXT probes16<>(SB), NOSPLIT|NOFRAME, $0
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	PROBE(no)
+	ANSWER
+
+// probeTab[k] is the run of k probes containsKey jumps to.
+DATA probeTab<>+0(SB)/8, $probes0<>(SB)
+DATA probeTab<>+8(SB)/8, $probes1<>(SB)
+DATA probeTab<>+16(SB)/8, $probes2<>(SB)
+DATA probeTab<>+24(SB)/8, $probes3<>(SB)
+DATA probeTab<>+32(SB)/8, $probes4<>(SB)
+DATA probeTab<>+40(SB)/8, $probes5<>(SB)
+DATA probeTab<>+48(SB)/8, $probes6<>(SB)
+DATA probeTab<>+56(SB)/8, $probes7<>(SB)
+DATA probeTab<>+64(SB)/8, $probes8<>(SB)
+DATA probeTab<>+72(SB)/8, $probes9<>(SB)
+DATA probeTab<>+80(SB)/8, $probes10<>(SB)
+DATA probeTab<>+88(SB)/8, $probes11<>(SB)
+DATA probeTab<>+96(SB)/8, $probes12<>(SB)
+DATA probeTab<>+104(SB)/8, $probes13<>(SB)
+DATA probeTab<>+112(SB)/8, $probes14<>(SB)
+DATA probeTab<>+120(SB)/8, $probes15<>(SB)
+DATA probeTab<>+128(SB)/8, $probes16<>(SB)
+GLOBL probeTab<>(SB), RODATA|NOPTR, $136

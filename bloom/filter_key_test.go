@@ -209,3 +209,37 @@ func TestInlineHashSet(t *testing.T) {
 		t.Error("zero Filter answered false")
 	}
 }
+
+// TestKeyPathsEveryK checks Contains and ContainsString against
+// ContainsHash for every probe count from 1 to MaxHashFuncs (the amd64
+// key path runs a straight sequence of k probes for k <= 16 and a loop
+// above), on present and absent keys.
+func TestKeyPathsEveryK(t *testing.T) {
+	keys := filtertest.Keys(4000, 17)
+	for k := 1; k <= MaxHashFuncs; k++ {
+		f, err := New(Params{Capacity: 2000, BitsPerKey: 8, HashFuncs: k, Hasher: hashing.XXH3(uint64(k))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range keys[:2000] {
+			f.Add(key)
+		}
+		h := f.Hasher()
+		yes := 0
+		for i, key := range keys {
+			want := f.ContainsHash(h.Sum64(key))
+			if i < 2000 && !want {
+				t.Fatalf("k=%d: false negative", k)
+			}
+			if f.Contains(key) != want || f.ContainsString(string(key)) != want {
+				t.Fatalf("k=%d key %d: key paths disagree with ContainsHash (%v)", k, i, want)
+			}
+			if want {
+				yes++
+			}
+		}
+		if yes == len(keys) {
+			t.Fatalf("k=%d: every absent key answered true", k)
+		}
+	}
+}
