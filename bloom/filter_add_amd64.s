@@ -3,6 +3,10 @@
 #include "textflag.h"
 #include "go_asm.h"
 
+// pairMaxBytes bounds the filters whose queries test their first two
+// probes together (see containsKey).
+#define pairMaxBytes (4<<20)
+
 // Constants read as memory operands (an IMULQ with a memory operand is
 // one instruction, with a 64-bit immediate two).
 DATA consts<>+0(SB)/8, $0xff51afd7ed558ccd  // Mix64, first multiplier
@@ -261,6 +265,17 @@ addKeySlow:
 // run of k probes (probes1..probes16, seven instructions a probe, the
 // jump predicted since k is the filter's); larger k take the loop (nine
 // instructions a probe).
+//
+// On a filter of at most pairMaxBytes it first reads two probes and
+// tests them together. Such a filter sits in the cache, where a query's
+// time goes mostly to the early exit's mispredicted branch (an absent
+// key clears it at a coin flip per probe at the design fill): one test
+// for the first two probes exits with one branch for 3 absent keys in 4.
+// In same-process runs with 16-32 byte keys that made absent-key
+// queries 1.15-1.25x faster on filters of 1.2 to 6 MB, present keys
+// unchanged; at 8 MB it was even and at 12 MB up to 1.05x slower (there
+// the always-read second line costs memory parallelism), hence the
+// bound.
 TEXT ·containsKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
 	CMPB Filter_inline+inlineHash_xxh3(R12), $0
@@ -272,6 +287,28 @@ TEXT ·containsKey(SB), NOSPLIT, $0-25
 	MOVQ Filter_words(R12), SI
 	MOVQ Filter_words+8(R12), BX
 	MOVQ Filter_k(R12), R9
+	CMPQ BX, $(pairMaxBytes/8)
+	JA   containsRun
+	CMPQ R9, $2
+	JB   containsRun
+	MOVQ R13, AX
+	MULQ BX
+	SHRQ $58, AX
+	MOVQ (SI)(DX*8), R8
+	BTQ  AX, R8
+	SETCS R10
+	ADDQ DI, R13
+	MOVQ R13, AX
+	MULQ BX
+	SHRQ $58, AX
+	MOVQ (SI)(DX*8), R8
+	BTQ  AX, R8
+	SETCS R11
+	ANDB R11, R10
+	JZ   containsNo
+	ADDQ DI, R13
+	SUBQ $2, R9
+containsRun:
 	CMPQ R9, $16
 	JA   containsLoop
 	LEAQ probeTab<>(SB), AX

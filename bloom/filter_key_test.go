@@ -211,35 +211,46 @@ func TestInlineHashSet(t *testing.T) {
 }
 
 // TestKeyPathsEveryK checks Contains and ContainsString against
-// ContainsHash for every probe count from 1 to MaxHashFuncs (the amd64
-// key path runs a straight sequence of k probes for k <= 16 and a loop
-// above), on present and absent keys.
+// ContainsHash for every probe count from 1 to MaxHashFuncs, on a filter
+// small enough for the amd64 key path's paired first two probes and on
+// one larger than that bound (8 MiB), whose bits are set at random with
+// density 3/4 so that absent keys run to every probe depth (the path runs
+// a straight sequence of k probes for k <= 16 and a loop above). Keys of
+// 0 to 140 bytes, so the Go path is compared too.
 func TestKeyPathsEveryK(t *testing.T) {
-	keys := filtertest.Keys(4000, 17)
-	for k := 1; k <= MaxHashFuncs; k++ {
-		f, err := New(Params{Capacity: 2000, BitsPerKey: 8, HashFuncs: k, Hasher: hashing.XXH3(uint64(k))})
-		if err != nil {
-			t.Fatal(err)
+	s := filtertest.SplitMix64(23)
+	keys := make([][]byte, 3000)
+	for i := range keys {
+		k := make([]byte, s.Next()%141)
+		for j := range k {
+			k[j] = byte(s.Next())
 		}
-		for _, key := range keys[:2000] {
-			f.Add(key)
+		keys[i] = k
+	}
+	for _, words := range []int{1000, 1 << 20} {
+		dense := make([]uint64, words)
+		for i := range dense {
+			dense[i] = s.Next() | s.Next() | s.Next()
 		}
-		h := f.Hasher()
-		yes := 0
-		for i, key := range keys {
-			want := f.ContainsHash(h.Sum64(key))
-			if i < 2000 && !want {
-				t.Fatalf("k=%d: false negative", k)
+		for k := 1; k <= MaxHashFuncs; k++ {
+			f, err := NewFromImage(Image{Words: dense, K: k, Capacity: words, Hasher: hashing.XXH3(uint64(k))})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if f.Contains(key) != want || f.ContainsString(string(key)) != want {
-				t.Fatalf("k=%d key %d: key paths disagree with ContainsHash (%v)", k, i, want)
+			h := f.Hasher()
+			yes := 0
+			for i, key := range keys {
+				want := f.ContainsHash(h.Sum64(key))
+				if f.Contains(key) != want || f.ContainsString(string(key)) != want {
+					t.Fatalf("%d words, k=%d, key %d (len %d): key paths disagree with ContainsHash (%v)", words, k, i, len(key), want)
+				}
+				if want {
+					yes++
+				}
 			}
-			if want {
-				yes++
+			if yes == 0 || (k <= 16 && yes == len(keys)) {
+				t.Fatalf("%d words, k=%d: %d of %d keys answered true", words, k, yes, len(keys))
 			}
-		}
-		if yes == len(keys) {
-			t.Fatalf("k=%d: every absent key answered true", k)
 		}
 	}
 }
