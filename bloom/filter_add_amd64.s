@@ -93,6 +93,32 @@ no: \
 	MOVB $0, 32(SP); \
 	RET
 
+// SETPROBE sets one probe of addKey (PROBES_SET's loop body): the hash
+// g in CX, the step in DI, the words at SI, their count in BX, the count
+// of bits already set in R10. Clobbers AX, DX, R8.
+#define SETPROBE \
+	MOVQ CX, AX; \
+	MULQ BX; \
+	SHRQ $58, AX; \
+	MOVQ (SI)(DX*8), R8; \
+	BTSQ AX, R8; \
+	ADCQ $0, R10; \
+	MOVQ R8, (SI)(DX*8); \
+	ADDQ DI, CX;
+
+// SETANSWER ends addKey as PROBES_SET ends: k (in R13) minus the bits
+// already set (R10) is the number newly set; the answer at 32(SP), the
+// result slot of addKey's frame.
+#define SETANSWER \
+	SUBQ R10, R13; \
+	ADDQ R13, Filter_ones(R12); \
+	XORL AX, AX; \
+	TESTQ R13, R13; \
+	SETNE AX; \
+	ADDQ AX, Filter_count(R12); \
+	MOVB AX, 32(SP); \
+	RET
+
 // func addHash(f *Filter, h uint64) bool
 TEXT ·addHash(SB), NOSPLIT, $0-17
 	MOVQ f+0(FP), R12
@@ -241,8 +267,11 @@ keyHashNo:
 
 // func addKey(f *Filter, p *byte, n int) bool
 //
-// (*Filter).Add: the XXH3 macro, then PROBES_SET; a hasher other than
-// XXH3 or a key length the macro does not cover goes to addKeyGo.
+// (*Filter).Add: the XXH3 macro, then PROBES_SET's probes; a hasher
+// other than XXH3 or a key length the macro does not cover goes to
+// addKeyGo. As containsKey, for k <= 16 it jumps through setTab to a
+// straight run of k probes (sets1..sets16, eight instructions a probe
+// instead of ten).
 TEXT ·addKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
 	CMPB Filter_inline+inlineHash_xxh3(R12), $0
@@ -251,7 +280,21 @@ TEXT ·addKey(SB), NOSPLIT, $0-25
 	MOVQ n+16(FP), CX
 	XXH3(addKeyCold)
 	MOVQ R13, CX
-	PROBES_SET(ret+24(FP))
+	MIX64(CX, DI)
+	MOVQ Filter_words(R12), SI
+	MOVQ Filter_words+8(R12), BX
+	MOVQ Filter_k(R12), R9
+	MOVQ R9, R13
+	XORQ R10, R10
+	CMPQ R9, $16
+	JA   addKeyLoop
+	LEAQ setTab<>(SB), AX
+	JMP  (AX)(R9*8)
+addKeyLoop:
+	SETPROBE
+	DECQ R9
+	JNZ  addKeyLoop
+	SETANSWER
 addKeyCold:
 	XXH3_COLD(addKeySlow)
 addKeySlow:
@@ -534,3 +577,212 @@ DATA probeTab<>+112(SB)/8, $probes14<>(SB)
 DATA probeTab<>+120(SB)/8, $probes15<>(SB)
 DATA probeTab<>+128(SB)/8, $probes16<>(SB)
 GLOBL probeTab<>(SB), RODATA|NOPTR, $136
+
+// setsK runs addKey's K probes in a row and answers for it.
+
+TEXT sets0<>(SB), NOSPLIT|NOFRAME, $0
+	SETANSWER
+
+TEXT sets1<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETANSWER
+
+TEXT sets2<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets3<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets4<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets5<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets6<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets7<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets8<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets9<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets10<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets11<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets12<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets13<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets14<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets15<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+TEXT sets16<>(SB), NOSPLIT|NOFRAME, $0
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETPROBE
+	SETANSWER
+
+// setTab[k] is the run of k probes addKey jumps to.
+DATA setTab<>+0(SB)/8, $sets0<>(SB)
+DATA setTab<>+8(SB)/8, $sets1<>(SB)
+DATA setTab<>+16(SB)/8, $sets2<>(SB)
+DATA setTab<>+24(SB)/8, $sets3<>(SB)
+DATA setTab<>+32(SB)/8, $sets4<>(SB)
+DATA setTab<>+40(SB)/8, $sets5<>(SB)
+DATA setTab<>+48(SB)/8, $sets6<>(SB)
+DATA setTab<>+56(SB)/8, $sets7<>(SB)
+DATA setTab<>+64(SB)/8, $sets8<>(SB)
+DATA setTab<>+72(SB)/8, $sets9<>(SB)
+DATA setTab<>+80(SB)/8, $sets10<>(SB)
+DATA setTab<>+88(SB)/8, $sets11<>(SB)
+DATA setTab<>+96(SB)/8, $sets12<>(SB)
+DATA setTab<>+104(SB)/8, $sets13<>(SB)
+DATA setTab<>+112(SB)/8, $sets14<>(SB)
+DATA setTab<>+120(SB)/8, $sets15<>(SB)
+DATA setTab<>+128(SB)/8, $sets16<>(SB)
+GLOBL setTab<>(SB), RODATA|NOPTR, $136

@@ -254,3 +254,56 @@ func TestKeyPathsEveryK(t *testing.T) {
 		}
 	}
 }
+
+// TestAddKeyEveryK checks Add and AddString against AddHash for every
+// probe count from 1 to MaxHashFuncs (the amd64 key path sets k <= 16
+// probes in a straight sequence, more in a loop): the same "was new"
+// answers, bits, fill and count, starting from a bit array of density
+// 7/8 so that both answers occur, with keys of 0 to 140 bytes.
+func TestAddKeyEveryK(t *testing.T) {
+	s := filtertest.SplitMix64(29)
+	dense := make([]uint64, 1000)
+	for i := range dense {
+		dense[i] = s.Next() | s.Next() | s.Next()
+	}
+	for k := 1; k <= MaxHashFuncs; k++ {
+		img := Image{Words: append([]uint64(nil), dense...), K: k, Capacity: 1000, Hasher: hashing.XXH3(uint64(k))}
+		a, err := NewFromImage(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img.Words = append([]uint64(nil), dense...)
+		b, _ := NewFromImage(img)
+		h := a.Hasher()
+		news := 0
+		for i := range 2000 {
+			key := make([]byte, s.Next()%141)
+			for j := range key {
+				key[j] = byte(s.Next())
+			}
+			var x bool
+			if i%2 == 0 {
+				x = a.Add(key)
+			} else {
+				x = a.AddString(string(key))
+			}
+			if y := b.AddHash(h.Sum64(key)); x != y {
+				t.Fatalf("k=%d add %d (len %d): key path %v, AddHash %v", k, i, len(key), x, y)
+			}
+			if x {
+				news++
+			}
+		}
+		for i := range a.words {
+			if a.words[i] != b.words[i] {
+				t.Fatalf("k=%d: word %d differs", k, i)
+			}
+		}
+		if a.ones != b.ones || a.count != b.count || a.ones != popcount(a.words) {
+			t.Fatalf("k=%d: ones %d/%d (popcount %d), count %d/%d", k, a.ones, b.ones, popcount(a.words), a.count, b.count)
+		}
+		if news == 0 || news == 2000 {
+			t.Fatalf("k=%d: %d of 2000 adds new", k, news)
+		}
+	}
+}
