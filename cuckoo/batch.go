@@ -22,13 +22,14 @@ import (
 const batchGroup = 16
 
 // pipelineMinBytes is the table size from which the batch inserts use the
-// prefetch pipeline. The pipeline's extra passes cost about 15-25 ns per
-// key, which is worth paying only when the buckets are cache misses: on
-// the development VM (32 MiB L3 shared by many processes) a plain loop
-// of InsertHash was faster up to a 3.8 MiB table (2.5*10^6 keys at 12
-// bits: 31 against 47 ns per key) and the pipeline from a 6.1 MiB one
-// (4*10^6 keys: 57 against 67). A variable so that tests can run the
-// pipeline on small tables.
+// prefetch pipeline. The pipeline's extra passes cost about 8-10 ns per
+// key, which is worth paying only when the buckets are cache misses. On
+// the development VM (32 MiB L3 shared with other tenants; 12-bit
+// filters, median of 7 alternated fills, thread CPU time per key) a plain
+// loop of InsertHash was faster up to a 3.8 MiB table (2.5*10^6 keys: 34
+// against 42 ns; 10^6 keys: 28 against 37) and the pipeline from a
+// 6.1 MiB one (4*10^6 keys: 52 against 75). A variable so that tests can
+// run the pipeline on small tables.
 var pipelineMinBytes = 4 << 20
 
 // InsertBatch adds one copy of each key whose hash is in hashes, in order,
@@ -48,8 +49,10 @@ var pipelineMinBytes = 4 << 20
 // both are (see batchGroup), so most inserts find their buckets in the
 // cache; only eviction walks beyond the relocation step still read on
 // demand. Filling a 12-bit filter for 10^7 keys from empty to 94% load
-// took 0.60-0.65x the thread CPU time of InsertHash per key on the
-// development VM (cmd in the package doc). It does not allocate.
+// took 0.6-0.75x the thread CPU time of InsertHash per key on the
+// development VM (medians of 3 to 7 alternated fills in one process; 28
+// against 59 ns per key below 50% load, 365-480 against 460-665 from 90%
+// to 94%). It does not allocate.
 func (f *Filter) InsertBatch(hashes []uint64) (int, error) {
 	return f.insertPipelined(hashes)
 }

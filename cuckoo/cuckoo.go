@@ -103,7 +103,7 @@
 // stores exactly what InsertHash in turn would, but on tables of 4 MiB
 // and more it prefetches each key's buckets 16 to 48 keys ahead, so the
 // cache misses of many inserts overlap. Filling 10^7 keys from empty to
-// 94% load it took about 0.6x the thread CPU time of per-key InsertHash
+// 94% load it took 0.6-0.75x the thread CPU time of per-key InsertHash
 // on the development VM (see batch.go for the pipeline).
 //
 // Two per-key changes were measured and not kept (12-bit, 10^7 keys,
