@@ -49,8 +49,9 @@ func (p Params) arity() (int, error) {
 // error wrapping bloomery.ErrInvalidParams for a bad p or more than MaxKeys
 // hashes, and bloomery.ErrBuildFailed if MaxAttempts seeds all fail.
 //
-// Build allocates about 24 bytes of scratch per key (32 if it had to
-// deduplicate); use a Builder to reuse them across builds.
+// Build allocates about 24 bytes of scratch per key (19 from about 1.9
+// million keys, 8 more if it had to deduplicate); use a Builder to reuse
+// them across builds.
 func Build[T Fingerprint](hashes []uint64, p Params) (*Filter[T], error) {
 	var b Builder[T]
 	return b.Build(hashes, p)
@@ -79,7 +80,8 @@ type Builder[T Fingerprint] struct {
 	starts []uint32 // counting sort: bucket offsets
 	count  []uint8  // per cell: 4*keys | XOR of the keys' position indices
 	xors   []uint64 // per cell: XOR of the mixed hashes of its keys
-	stack  []uint32 // cells holding exactly one key, to peel
+	stack  []uint32 // depth-first peel: cells holding exactly one key
+	ring   []uint32 // queue peel (large arrays): cells holding one key
 }
 
 // Reset releases the Builder's buffers.
@@ -223,7 +225,6 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	b.count = growScratch(b.count, cells, true)
 	b.xors = growScratch(b.xors, cells, true)
 	b.starts = growZero(b.starts, int(g.segCount))
-	b.stack = growScratch(b.stack, cells+4, false)
 	// 1. Sort the mixed hashes by the segment of their first position,
 	// so that adding them sweeps the array from left to right within a
 	// few segments' worth of cache. 2. Add every key to its cells. 3.
@@ -239,13 +240,45 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	var peeled int
-	if g.arity == 3 {
-		peeled = peel3(b.count, b.xors, b.order, b.which, b.stack[:cells+4], g.span, g.segLen)
-	} else {
-		peeled = peel4(b.count, b.xors, b.order, b.which, b.stack[:cells+4], g.span, g.segLen)
+	ringLen := 0
+	if g.cells >= fifoMinCells {
+		// At most a few thousand cells wait at 10^7 keys (segments of
+		// 2^15 cells); the queue holds two segments' worth.
+		ringLen = max(minRing, 2*int(g.segLen))
 	}
+	peeled := b.peel(g, ringLen)
 	return peeled, peeled+dups == n
+}
+
+// minRing is the smallest queue peel3Queue and peel4Queue get from peel.
+const minRing = 1 << 12
+
+// peel peels the graph in b.count and b.xors into b.order and b.which,
+// depth first if ringLen is 0, else in queue order with a queue of
+// ringLen cells (a power of two of at least 2*peelLag), finishing depth
+// first should the queue fill up. It returns the number of keys peeled.
+func (b *Builder[T]) peel(g geometry, ringLen int) int {
+	cells := int(g.cells)
+	peeled := 0
+	if ringLen > 0 {
+		b.ring = growScratch(b.ring, ringLen, false)
+		var done bool
+		if g.arity == 3 {
+			peeled, done = peel3Queue(b.count, b.xors, b.order, b.which, b.ring, g.span, g.segLen)
+		} else {
+			peeled, done = peel4Queue(b.count, b.xors, b.order, b.which, b.ring, g.span, g.segLen)
+		}
+		if done {
+			return peeled
+		}
+	}
+	// Depth first, from scratch or to finish a queue peel that ran out
+	// of room: the scan finds every cell still holding one key.
+	b.stack = growScratch(b.stack, cells+4, false)
+	if g.arity == 3 {
+		return peeled + peel3(b.count, b.xors, b.order[peeled:], b.which[peeled:], b.stack[:cells+4], g.span, g.segLen)
+	}
+	return peeled + peel4(b.count, b.xors, b.order[peeled:], b.which[peeled:], b.stack[:cells+4], g.span, g.segLen)
 }
 
 // assign fills a new fingerprint array from the peel order. Going

@@ -61,7 +61,12 @@
 //     cell is). A cell holding exactly one key knows that key.
 //  3. Peel: repeatedly take a cell holding one key, record (key, cell),
 //     and remove the key from its other cells, which may leave them with
-//     one key. Success iff every key was peeled.
+//     one key. Success iff every key was peeled, in whatever order (the
+//     order only changes the fingerprint values assign computes). Arrays
+//     below 2^21 cells (about 1.9 million keys) are peeled depth first
+//     from a left-to-right scan; larger ones in the order of a FIFO queue
+//     fed by that scan, whose consecutive keys are independent, so their
+//     cache misses overlap (about 15 % faster there).
 //  4. Assign in reverse peel order: the key's recorded cell gets
 //     fingerprint XOR (its other cells); cells assigned later belong to
 //     keys peeled earlier, which never touch it again.
@@ -74,7 +79,7 @@
 // bloomery.ErrBuildFailed (at the published sizes a single attempt
 // succeeds with probability above 0.99 for n >= 10^4, and above 0.7 for
 // tiny sets). Construction costs O(n) time and about 24 bytes of scratch
-// per key.
+// per key (19 when peeling in queue order, which needs no stack).
 //
 // # Costs and concurrency
 //

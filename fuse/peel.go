@@ -216,3 +216,144 @@ func peel4(count []uint8, xors, order []uint64, which []uint8, stack []uint32, s
 	}
 	return peeled
 }
+
+// fifoMinCells is the array size from which construction peels in queue
+// order (peel3Queue, peel4Queue) instead of depth first. Measured in CPU
+// time per build at 3*10^6 and 10^7 keys (3.4 and 11 M cells), the queue
+// peels about 15-20 % faster, the whole build about 10-15 %; at 10^6 keys
+// (1.1 M cells) the two are even, and below that the depth-first walk's
+// shorter loop wins.
+const fifoMinCells = 1 << 21
+
+// peelLag is how many cells the queue peel keeps waiting: a cell is peeled
+// only once peelLag later cells are queued. The lag is what lets the
+// core work on several keys at once: the cells of a queued cell's key
+// were located when it was queued, so the loads of consecutive keys do
+// not depend on each other. Measured at 10^7 keys, 4 to 32 do about
+// equally well.
+const peelLag = 8
+
+// peel3Queue peels a 3-wise hypergraph like peel3, in another order: a
+// FIFO queue of cells, fed by a left-to-right scan and by the cells each
+// peeled key leaves with one key. A cell is taken off the queue once
+// peelLag more are waiting behind it (all of them at the end), and skipped
+// if its key was meanwhile peeled through another cell. Depth first, the
+// next key to peel is known only once the previous key's cells have been
+// read and updated, a chain of dependent cache misses on large arrays;
+// from the queue, consecutive keys are independent and their misses
+// overlap. Any order that peels every key gives a valid filter (whether
+// peeling succeeds does not depend on the order), so only the fingerprint
+// values differ from peel3's.
+//
+// ring is the queue, a power of two of at least 2*peelLag cells. A few
+// thousand cells wait at a time at 10^7 keys; should the queue ever fill
+// (ok false), the walk stops with peeled keys recorded and the rest of
+// the graph intact, and the caller finishes it with peel3, which finds
+// every cell still holding one key by its scan.
+func peel3Queue(count []uint8, xors, order []uint64, which []uint8, ring []uint32, span, segLen uint64) (peeled int, ok bool) {
+	xors = xors[:len(count)]
+	m, s2 := segLen-1, 2*segLen
+	mask, room := uint64(len(ring)-1), uint64(len(ring)-3)
+	var head, tail uint64
+	lag := uint64(peelLag)
+	for i, ci := range count {
+		// After the inner loop at most lag cells wait, so there is
+		// room for one more.
+		ring[tail&mask] = uint32(i)
+		tail += uint64(one(ci))
+		if i == len(count)-1 {
+			lag = 0
+		}
+		for tail-head > lag {
+			if tail-head > room {
+				return peeled, false
+			}
+			c := ring[head&mask]
+			head++
+			cc := count[c]
+			if cc&^3 != 4 {
+				continue
+			}
+			x := xors[c]
+			order[peeled] = x
+			which[peeled] = cc & 3
+			peeled++
+			h0 := hashing.Reduce(x, span)
+			h1 := (h0 + segLen) ^ (x >> 18 & m)
+			h2 := (h0 + s2) ^ (x & m)
+			xors[h0] ^= x
+			c0 := count[h0] - 4
+			count[h0] = c0
+			ring[tail&mask] = uint32(h0)
+			tail += uint64(one(c0))
+			xors[h1] ^= x
+			c1 := (count[h1] - 4) ^ 1
+			count[h1] = c1
+			ring[tail&mask] = uint32(h1)
+			tail += uint64(one(c1))
+			xors[h2] ^= x
+			c2 := (count[h2] - 4) ^ 2
+			count[h2] = c2
+			ring[tail&mask] = uint32(h2)
+			tail += uint64(one(c2))
+		}
+	}
+	return peeled, true
+}
+
+// peel4Queue is peel3Queue for 4-wise arrays; ring needs at least
+// 2*peelLag cells.
+func peel4Queue(count []uint8, xors, order []uint64, which []uint8, ring []uint32, span, segLen uint64) (peeled int, ok bool) {
+	xors = xors[:len(count)]
+	m, s2, s3 := segLen-1, 2*segLen, 3*segLen
+	mask, room := uint64(len(ring)-1), uint64(len(ring)-4)
+	var head, tail uint64
+	lag := uint64(peelLag)
+	for i, ci := range count {
+		ring[tail&mask] = uint32(i)
+		tail += uint64(one(ci))
+		if i == len(count)-1 {
+			lag = 0
+		}
+		for tail-head > lag {
+			if tail-head > room {
+				return peeled, false
+			}
+			c := ring[head&mask]
+			head++
+			cc := count[c]
+			if cc&^3 != 4 {
+				continue
+			}
+			x := xors[c]
+			order[peeled] = x
+			which[peeled] = cc & 3
+			peeled++
+			h0 := hashing.Reduce(x, span)
+			h1 := (h0 + segLen) ^ (x & m)
+			h2 := (h0 + s2) ^ (x >> 16 & m)
+			h3 := (h0 + s3) ^ (x >> 32 & m)
+			xors[h0] ^= x
+			c0 := count[h0] - 4
+			count[h0] = c0
+			ring[tail&mask] = uint32(h0)
+			tail += uint64(one(c0))
+			xors[h1] ^= x
+			c1 := (count[h1] - 4) ^ 1
+			count[h1] = c1
+			ring[tail&mask] = uint32(h1)
+			tail += uint64(one(c1))
+			xors[h2] ^= x
+			c2 := (count[h2] - 4) ^ 2
+			count[h2] = c2
+			ring[tail&mask] = uint32(h2)
+			tail += uint64(one(c2))
+			xors[h3] ^= x
+			c3 := (count[h3] - 4) ^ 3
+			count[h3] = c3
+			ring[tail&mask] = uint32(h3)
+			tail += uint64(one(c3))
+		}
+	}
+	return peeled, true
+}
