@@ -40,3 +40,22 @@ func Example() {
 	// true
 	// true 12
 }
+
+// A bulk load hashes the keys with the filter's hasher and inserts the
+// hashes in batches: the same table as one InsertHash per key, with the
+// cache misses of many inserts overlapped on large tables.
+func ExampleFilter_InsertBatch() {
+	keys := []string{"user:1", "user:2", "user:3", "user:4"}
+	f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: 12})
+	if err != nil {
+		panic(err)
+	}
+	hs := make([]uint64, len(keys))
+	for i, k := range keys {
+		hs[i] = f.Hasher().Sum64String(k)
+	}
+	n, err := f.InsertBatch(hs)
+	fmt.Println(n, err, f.ContainsString("user:3"))
+	// Output:
+	// 4 <nil> true
+}
