@@ -136,7 +136,7 @@
 // format keeps the reflection.
 //
 // A Filter is not safe for concurrent use when any goroutine mutates it
-// (Add, Insert, Delete); concurrent read-only calls (Contains, Count, ...)
+// (Add, Insert, Delete and their batch forms); concurrent read-only calls (Contains, Count, ...)
 // are safe.
 //
 // # Persistence
