@@ -136,8 +136,8 @@
 // format keeps the reflection.
 //
 // A Filter is not safe for concurrent use when any goroutine mutates it
-// (Add, Insert, Delete and their batch forms); concurrent read-only calls (Contains, Count, ...)
-// are safe.
+// (Add, Insert, Delete and their batch forms); concurrent read-only calls
+// (Contains, Count, ...) are safe.
 //
 // # Persistence
 //
