@@ -35,7 +35,8 @@ type Params struct {
 // hashes are allowed and removed; hashes is not modified. It returns an
 // error wrapping bloomery.ErrInvalidParams for more than MaxKeys hashes,
 // and bloomery.ErrBuildFailed if MaxAttempts seeds all fail. It allocates
-// about 25 bytes of scratch per key; use a Builder to reuse them.
+// about 25 bytes of scratch per key (about 22 from 2^20 cells, where it
+// peels with a queue instead of a stack); use a Builder to reuse them.
 func Build(hashes []uint64, p Params) (*Filter, error) {
 	var b Builder
 	return b.Build(hashes, p)
@@ -59,7 +60,8 @@ type Builder struct {
 	which  []uint8  // peel order: which position (0..2) each key was peeled from
 	count  []uint8  // per cell: 4*keys | XOR of the keys' position indices
 	xors   []uint64 // per cell: XOR of the mixed hashes of its keys
-	stack  []uint32 // cells holding exactly one key, to peel
+	stack  []uint32 // depth-first peel: cells holding exactly one key
+	ring   []uint32 // queue peel (large arrays): cells holding one key
 	starts []uint32 // counting sort: bucket offsets
 }
 
@@ -161,9 +163,6 @@ func (b *Builder) try(keys []uint64, blockLen, seed uint64) (int, bool) {
 	b.which = grow(b.which, n)
 	b.count = growScratch(b.count, cells)
 	b.xors = growScratch(b.xors, cells)
-	if cap(b.stack) < cells+3 {
-		b.stack = make([]uint32, cells+3)
-	}
 	b.starts = sortByFirst(keys, blockLen, seed, b.starts, b.order)
 	pf := prefetch.Enabled && cells >= prefetchMinCells
 	var dups int
@@ -176,13 +175,36 @@ func (b *Builder) try(keys []uint64, blockLen, seed uint64) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	var peeled int
+	ringLen := 0
 	if pf {
-		peeled = peelPrefetch(b.count, b.xors, b.order, b.which, b.stack[:cells+3], blockLen)
-	} else {
-		peeled = peel(b.count, b.xors, b.order, b.which, b.stack[:cells+3], blockLen)
+		ringLen = queueLen(cells)
 	}
+	peeled := b.peel(blockLen, ringLen)
 	return peeled, peeled+dups == n
+}
+
+// peel peels the graph in b.count and b.xors into b.order and b.which and
+// returns the number of keys peeled: depth first (peel) if ringLen is 0,
+// else in queue order (peelQueue, a queue of ringLen cells, a power of
+// two of at least 2*peelLag) and, should the queue fill up, finished
+// depth first with prefetching (peelPrefetch).
+func (b *Builder) peel(blockLen uint64, ringLen int) int {
+	cells := int(3 * blockLen)
+	peeled := 0
+	if ringLen > 0 {
+		b.ring = grow(b.ring, ringLen)
+		var done bool
+		if peeled, done = peelQueue(b.count, b.xors, b.order, b.which, b.ring, blockLen); done {
+			return peeled
+		}
+	}
+	if cap(b.stack) < cells+3 {
+		b.stack = make([]uint32, cells+3)
+	}
+	if ringLen > 0 {
+		return peeled + peelPrefetch(b.count, b.xors, b.order[peeled:], b.which[peeled:], b.stack[:cells+3], blockLen)
+	}
+	return peel(b.count, b.xors, b.order, b.which, b.stack[:cells+3], blockLen)
 }
 
 // sortByFirst writes the mixed hashes of keys into order, stably sorted

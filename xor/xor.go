@@ -42,8 +42,12 @@
 // failure. Positions are uniform over the whole array, so construction is
 // about twice as slow per key as a binary fuse filter's on large sets; from
 // 2^20 cells on, it prefetches the cells it is about to update (the next
-// keys' while adding and assigning, the next scanned and pushed cells'
-// keys' while peeling), which changes no byte of the result.
+// keys' while adding and assigning), which changes no byte of the result,
+// and peels in the order of a FIFO queue, prefetching the cells of each
+// queued cell's key, instead of depth first: consecutive keys are then
+// independent and their misses overlap (peeling about 20 % faster at 10^6
+// and 10^7 keys). The order changes only the fingerprint values: any
+// order that peels every key gives a valid filter.
 //
 // # Costs and concurrency
 //
