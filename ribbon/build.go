@@ -163,6 +163,7 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 				f.l, f.n, f.seed = l, n, seed
 				f.data = newSolution(l.words())
 				b.backSubstitute(l, f.data)
+				toQuarterMajor(&l, f.data)
 				collapseHugePages(f.data)
 				f.setKernel()
 				return f, nil

@@ -103,33 +103,38 @@
 // Slots are grouped in blocks of 128, and a block's slots in two halves of
 // 64. Every block stores its columns' bits interleaved: for each column j,
 // one 64-bit word per half (bit o = column j of the half's slot o), blocks
-// one after another. In memory a block holds first its first half's words
-// (column 0, 1, ...), then its second half's: half g starts at word
-//
-//	seg(g) = g·L + max(0, g - 2U)   (L lower columns, U upper start block)
-//
-// and the persisted order (docs/format/ribbon.md) interleaves the two
-// halves column by column instead: a transposition inside each block,
-// which Decode, AppendBinary and AppendRaw perform. A query with start s
-// covers the slots s..s+127: with g = s/64 and t = s mod 64 it meets half
-// g through the coefficient word lo<<t, half g+1 through hi<<t | lo>>(64-t)
-// and half g+2 through hi>>(64-t), and evaluates column j as the parity of
+// one after another, block k from word 2·(k·L + max(0, k - U)) (L lower
+// columns, U upper start block); the persisted order
+// (docs/format/ribbon.md) puts column j's two words next to each other.
+// A query with start s covers the slots s..s+127: with g = s/64 and
+// t = s mod 64 it meets half g through the coefficient word lo<<t, half
+// g+1 through hi<<t | lo>>(64-t) and half g+2 through hi>>(64-t), and
+// evaluates column j as the parity of
 //
 //	S_g[j] AND lo<<t   XOR   S_g+1[j] AND (hi<<t | lo>>(64-t))   XOR   S_g+2[j] AND hi>>(64-t)
 //
-// where S_h[j] is column j's word in half h: three ANDs and a parity per
-// column on about 3·cols consecutive words (168 bytes at 7 columns: three
-// or four cache lines, loaded together). It evaluates every column and
+// where S_h[j] is column j's word in half h. It evaluates every column and
 // has no branch that depends on the key, so the out-of-order core overlaps
 // the cache misses of consecutive queries (stopping at the first column
 // that differs would save a non-member work, but the exit is mispredicted
 // about every other query, and the pipeline flush also discards the next
-// queries' loads). On amd64 with AVX2 a
-// filter with at most 8 columns is queried by an assembly kernel
-// (query_amd64.s) that evaluates all 8 columns in two 256-bit registers:
-// 83 instructions and 24 loads per query in all, against about 260
-// instructions for the Go loop. Solutions of 8 MiB and more are put on transparent huge pages, so
-// that a query of a large filter does not also walk the page table.
+// queries' loads).
+//
+// In memory the words are rearranged so that a query touches as few cache
+// lines as the bits it needs allow: every block keeps its place, but
+// inside it the solution is stored by quarters of 32 slots, quarter Q
+// holding its cols columns as consecutive 32-bit words from 32-bit word
+// Q·(L+1) - min(Q, 4U). A row then meets five adjacent quarters (four and
+// a bit), 5·cols 32-bit words: 140 bytes at 7 columns, about 3.2 cache
+// lines, where whole 64-bit words per half (3·cols of them, 168 bytes)
+// took about 3.6. Decode, AppendBinary and AppendRaw convert between this
+// order and the persisted one (ribbon.go explains both). On amd64 with
+// AVX2 a filter with at most 8 columns is queried by an assembly kernel
+// (query_amd64.s) that loads each quarter's columns in one 256-bit word
+// and evaluates all 8 columns in its 32-bit lanes: 82 instructions and
+// 21 loads per query, against about 260 instructions for the Go loop.
+// Solutions of 8 MiB and more are put on transparent huge pages, so that
+// a query of a large filter does not also walk the page table.
 //
 // # Fractional result bits
 //
@@ -225,17 +230,24 @@
 // back-substitution, 19 % grouping the hashes and 5 % clearing rows (CPU
 // profile, reused Builder). At 10^7 keys Ribbon builds faster than
 // Bloom: its passes are sequential, while every Bloom insert misses the
-// cache. A Ribbon query reads three or four cache lines where a
+// cache. A Ribbon query reads about 3.2 cache lines where a
 // blocked Bloom query reads one, but the loads are independent and issue
 // together, so a query waits about one miss latency, like Bloom's; Ribbon
-// pays in cache-line traffic and instructions (100 per query with the
+// pays in cache-line traffic and instructions (99 per query with the
 // kernel and the method-value wrapper, against 91 for Bloom averaged over
 // members and non-members, counted with callgrind). Those instructions
 // are what bounds the overlap: while one query waits for its lines, the
 // next ones issue their loads only as far as the reorder buffer reaches,
 // so the time per query is about the wait times the instructions per
 // query over the buffer's size, and even in the L1 cache a Ribbon query
-// takes 1.3 (member) to 1.5 (non-member) times a Bloom query. A
+// takes 1.23 (member) to 1.41 (non-member) times a Bloom query. In one
+// process, the two filters alternating in chunks of 8192 uint64 keys,
+// the fastest Ribbon chunk at 10^6 keys took 16.0-16.1 ns per key with
+// the quarter-major kernel against 18.0-18.3 with the half-major table
+// kernel before it (11.0-11.1 against 11.2 in the L1 cache); the median
+// per-chunk ratio to Bloom swings with the machine's load, which slows
+// Bloom more (1.10-1.26 members, 1.33-1.39 non-members in the quieter
+// runs). A
 // non-member costs Ribbon exactly what a member costs, while Bloom's early
 // exit on a non-member is a mispredicted branch.
 //

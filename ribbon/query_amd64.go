@@ -13,31 +13,30 @@ import (
 var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasBMI2
 
 // kernel is what the assembly query (query_amd64.s) reads: the solution's
-// first word, the layout, the seed's remix constant, and for each column
-// count the bits of the batch kernel's parity vector to test.
+// first word, the layout in quarters and the seed's remix constant.
 //
 // The kernel serves filters with at most 8 columns (FPR above 2^-8, so
 // the 1% filters of the common configurations) and evaluates all 8
-// possible columns at once in two 256-bit registers, ignoring the ones
-// the block lacks. The three halves a row touches (see seg and
-// containsGeneric) hold consecutive runs of cols words: a run is loaded
-// as two 256-bit words (columns 0-3 and 4-7), ANDed with the broadcast
-// coefficient word of its half, and the three runs XORed. The single
-// query then folds each column's word to its parity with shifts, XORs
-// and a multiplication and gathers the 8 parities with VMOVMSKPS; the
-// batch kernel uses a nibble lookup (VPSHUFB) and a byte sum (VPSADBW).
-// The loads read 64 bytes from each run's start, past the last half into
-// the zero padding that newSolution leaves. No branch depends on the
-// data, so consecutive queries overlap in the out-of-order core.
+// possible columns at once in a 256-bit register of 32-bit lanes,
+// ignoring the ones the block lacks. The five quarters a row touches
+// (see quarter-major storage in ribbon.go) hold consecutive runs of cols
+// 32-bit words: a run is loaded as one 256-bit word (columns 0-7), ANDed
+// with the broadcast coefficient word of its quarter, and the five runs
+// XORed; shifts, XORs and a multiplication fold each lane to its parity
+// and VMOVMSKPS gathers the 8 parities. The loads read 32 bytes from each
+// run's start, past the last quarter into the zero padding that
+// newSolution leaves. No branch depends on the data except the rare
+// hand-over to queryGeneric next to the boundary between lower and upper
+// blocks, so consecutive queries overlap in the out-of-order core.
 type kernel struct {
 	data      unsafe.Pointer
 	numStarts uint64
-	upper2    uint64 // first half (2·upperStart) with lower+1 columns
-	lower1    uint64 // lower+1
-	seedMix   uint64 // (seed+1)·0x9e3779b97f4a7c15, Remix's first step
-	// masks[c]: the bits of the batch kernel's parity vector that belong
-	// to the columns of a block with c columns.
-	masks [9][4]uint64
+	upper4    uint64 // first quarter (4·upperStart) with lower+1 columns
+	lower     uint64 // columns of the lower blocks
+	// edge is upper4-4 (mod 2^64): a row whose first quarter is one of
+	// edge..edge+3 meets blocks with different column counts.
+	edge    uint64
+	seedMix uint64 // (seed+1)·0x9e3779b97f4a7c15, Remix's first step
 	// avx2 is set when the fields above are and the kernel serves the
 	// filter; otherwise containsAVX2 hands the query to queryGeneric
 	// without executing any vector instruction.
@@ -71,23 +70,12 @@ func (f *Filter) setKernel() {
 	f.k = kernel{
 		data:      unsafe.Pointer(unsafe.SliceData(f.data)),
 		numStarts: f.l.numStarts,
-		upper2:    2 * f.l.upperStart,
-		lower1:    uint64(f.l.lower) + 1,
+		upper4:    4 * f.l.upperStart,
+		lower:     uint64(f.l.lower),
+		edge:      4*f.l.upperStart - 4,
 		seedMix:   (uint64(f.seed) + 1) * 0x9e3779b97f4a7c15,
+		avx2:      true,
 	}
-	// Lane i of the parity vector holds column i in bit 0 and column i+4
-	// in bit 4.
-	for cols := range uint64(len(f.k.masks)) {
-		for i := range uint64(4) {
-			if i < cols {
-				f.k.masks[cols][i] |= 1
-			}
-			if i+4 < cols {
-				f.k.masks[cols][i] |= 1 << 4
-			}
-		}
-	}
-	f.k.avx2 = true
 	f.simd = true
 }
 
@@ -97,13 +85,13 @@ func (f *Filter) setKernel() {
 // Cost: one 64-bit remix (two multiplications) and four more, then the key's
 // equation evaluated against 3 or 4 cache lines of the solution, loaded
 // together and without data-dependent branches. On amd64 with AVX2 and
-// at most 8 columns this is the assembly kernel (83 instructions);
+// at most 8 columns this is the assembly kernel (82 instructions);
 // otherwise containsGeneric (reached through the assembly's dispatch, see
 // containsAVX2). It inlines into its callers, so a method value
 // f.ContainsHash calls the assembly directly: querying a 1% filter
-// through the method value costs 100 instructions per key under
-// callgrind, kernel 83 and wrapper 17 (106 with the earlier table-driven
-// kernel, 120 when ContainsHash dispatched in Go).
+// through the method value costs 99 instructions per key under
+// callgrind, kernel 82 and wrapper 17 (106 with the earlier half-major
+// table-driven kernel, 120 when ContainsHash dispatched in Go).
 func (f *Filter) ContainsHash(h uint64) bool { return containsAVX2(&f.k, h) }
 
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i; out

@@ -40,10 +40,11 @@ type Filter struct {
 }
 
 // kernelPad is the number of zero words after the solution (in the
-// capacity of Filter.data): the assembly query reads 16 words from the
-// start of a block and of the next one (which is the end of the solution
-// after the last block), and ContainsBatch prefetches up to 31 words from
-// the start of a block.
+// capacity of Filter.data): the assembly query reads 32 bytes from the
+// start of each of five quarters, the last of which may be the end of the
+// solution, the portable query reads up to 2·cols <= 62 32-bit words from
+// the end, and ContainsBatch prefetches up to 31 words from the start of
+// a half.
 const kernelPad = 32
 
 // newSolution allocates a zeroed solution of n words followed by
@@ -183,19 +184,31 @@ func shift128(lo, hi uint64, o uint) (a0, a1, b0, b1 uint64) {
 	return
 }
 
-// In memory the solution is stored half-major: each block's 128 slots
-// form two halves of 64, and half g (of block g/2) holds one word per
-// column of its block, column j's word at seg(g)+j with
+// In memory the solution is stored quarter-major. Each block's 128 slots
+// form two halves of 64, and half g (of block g/2) owns cols 64-bit words
+// of room from word seg(g), with
 //
 //	seg(g) = g·L + max(0, g - 2U) = g·(L+1) - min(g, 2U)
 //
-// (U the upper start block). The persisted order (docs/format/ribbon.md)
-// interleaves a block's two halves column by column instead; a block
-// starts at the same word in both, so converting is a transposition inside
-// each block (Decode, AppendBinary, AppendRaw). The half-major order puts
-// the three halves a row touches next to each other: a query reads about
-// 3·cols consecutive words (168 bytes at 7 columns, 3 or 4 cache lines)
-// instead of two whole blocks.
+// (U the upper start block, cols = L+1 - [g < 2U]). The half's room holds
+// its two quarters of 32 slots as 32-bit words (on the view dwords, so on
+// every byte order): first column 0..cols-1 of slots 64g..64g+31, then of
+// slots 64g+32..64g+63. So quarter Q (of 32 slots) holds its block's cols
+// columns as cols consecutive 32-bit words from 32-bit word
+//
+//	Q·(L+1) - min(Q, 4U) = 2·seg(Q/2) + (Q mod 2)·cols.
+//
+// A row with start s covers the five quarters s/32 .. s/32+4 (the last
+// one only when 32 does not divide s), which lie next to each other: a
+// query reads 5·cols 32-bit words (140 bytes at 7 columns, 3.2 cache
+// lines on average) and the kernel loads each quarter's columns in one
+// 256-bit word. Half-major storage (column j's 64-bit word at seg(g)+j),
+// which the back-substitution writes and toQuarterMajor converts, read
+// 3·cols words (168 bytes, 3.6 lines) in three runs whose columns come in
+// two registers. The persisted order (docs/format/ribbon.md) interleaves
+// a block's two halves column by column instead; a block starts at the
+// same word in every order, so converting is a transposition inside each
+// block (Decode, AppendBinary, AppendRaw).
 
 // seg returns the first word of half g and the number of columns of its
 // block, for g <= 2·numBlocks (seg(2·numBlocks) is the end of the
@@ -214,11 +227,12 @@ func (l *layout) seg(g uint64) (first, cols uint64) {
 // 64 its coefficients meet half g through m0 = lo<<t, half g+1 through
 // m1 = hi<<t | lo>>(64-t) and half g+2 through m2 = hi>>(64-t) (zero when
 // t = 0, and half g+2 may then lie past the last block: it reads the zero
-// padding). Column j is the parity of the three masked words at
-// seg(g)+j, seg(g+1)+j and seg(g+2)+j; the key's block, and so the number
-// of columns, is that of half g. A column costs three loads, three ANDs
-// and a popcount; bit 0 of popcount ^ r>>j is column j's mismatch, and
-// ORing the mismatches needs no branch.
+// padding). Column j is the parity of the three masked 64-bit words of
+// column j of halves g, g+1 and g+2 (each put together from its two
+// quarters, see halfWord); the key's block, and so the number of columns,
+// is that of half g. A column costs six loads, three ANDs and a popcount;
+// bit 0 of popcount ^ r>>j is column j's mismatch, and ORing the
+// mismatches needs no branch.
 func (f *Filter) containsGeneric(h uint64) bool { return queryGeneric(&f.k, h) }
 
 // queryGeneric is containsGeneric for the Filter whose kernel field is *k
@@ -237,9 +251,8 @@ func queryGeneric(k *kernel, h uint64) bool {
 	s := hashing.Reduce(x, l.numStarts)
 	g := s >> 6
 	a, cols := l.seg(g)
-	b := a + cols
-	_, cols1 := l.seg(g + 1)
-	c := b + cols1
+	b, cols1 := l.seg(g + 1)
+	c, cols2 := l.seg(g + 2)
 	t := s & 63
 	lo, hi, r32 := row(x)
 	m0 := lo << t
@@ -249,7 +262,7 @@ func queryGeneric(k *kernel, h uint64) bool {
 	// solution, so this test never fails; it keeps a corrupt layout from
 	// reading outside the allocation.
 	d := f.data
-	if c+cols > uint64(cap(d)) {
+	if c+cols2 > uint64(cap(d)) {
 		return true
 	}
 	base := unsafe.Pointer(unsafe.SliceData(d))
@@ -259,40 +272,86 @@ func queryGeneric(k *kernel, h uint64) bool {
 	r := uint64(r32)
 	var miss uint64
 	for j := uint64(0); j < cols; j++ {
-		wa := *(*uint64)(unsafe.Add(pa, 8*j))
-		wb := *(*uint64)(unsafe.Add(pb, 8*j))
-		wc := *(*uint64)(unsafe.Add(pc, 8*j))
+		wa := halfWord(pa, cols, j)
+		wb := halfWord(pb, cols1, j)
+		wc := halfWord(pc, cols2, j)
 		miss |= uint64(bits.OnesCount64(wa&m0^wb&m1^wc&m2)) ^ r
 		r >>= 1
 	}
 	return miss&1 == 0
 }
 
+// halfWord returns column j's 64-bit word of the half whose storage
+// starts at p and whose block has cols columns (see quarter-major
+// storage): the low 32 bits from its first quarter, the high ones from
+// its second.
+func halfWord(p unsafe.Pointer, cols, j uint64) uint64 {
+	q := (*[1 << 30]uint32)(p)
+	return uint64(q[j]) | uint64(q[cols+j])<<32
+}
+
+// dwords views data (whose capacity includes the padding) as 32-bit
+// words: the quarter-major storage is defined on this view, so it means
+// the same on every byte order.
+func dwords(data []uint64) []uint32 {
+	data = data[:cap(data)]
+	if len(data) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(data))), 2*len(data))
+}
+
+// toQuarterMajor turns a solution written half-major (seg: half h's
+// column j is the 64-bit word seg(h)+j; the back-substitution writes it
+// so) into the quarter-major storage the queries read, in place: half h
+// keeps its cols words of room, which become two quarters of cols 32-bit
+// words, the low halves of its column words (slots 64h..64h+31) and then
+// the high ones.
+func toQuarterMajor(l *layout, data []uint64) {
+	d := dwords(data)
+	var tmp [maxCols]uint64
+	for h := uint64(0); h < 2*l.numBlocks; h++ {
+		first, cols := l.seg(h)
+		w := tmp[:cols]
+		copy(w, data[first:first+cols])
+		q := d[2*first : 2*first+2*cols]
+		for j, x := range w {
+			q[j] = uint32(x)
+			q[cols+uint64(j)] = uint32(x >> 32)
+		}
+	}
+}
+
 // appendPersisted appends the solution in the persisted order (each
 // block's words column by column, first half then second half), as
 // little-endian words.
 func (f *Filter) appendPersisted(dst []byte) []byte {
+	d := dwords(f.data)
 	for blk := uint64(0); blk < f.l.numBlocks; blk++ {
 		first, cols := f.l.seg(2 * blk)
-		w := f.data[first : first+2*cols]
+		q := d[2*first : 2*first+4*cols]
 		for j := range cols {
-			dst = binary.LittleEndian.AppendUint64(dst, w[j])
-			dst = binary.LittleEndian.AppendUint64(dst, w[cols+j])
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(q[j])|uint64(q[cols+j])<<32)
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(q[2*cols+j])|uint64(q[3*cols+j])<<32)
 		}
 	}
 	return dst
 }
 
-// loadPersisted fills data (half-major, see seg) from the persisted
-// little-endian words in raw; len(raw) == 8·len(data) == 8·l.words().
+// loadPersisted fills data (quarter-major, see toQuarterMajor) from the
+// persisted little-endian words in raw; len(raw) == 8·len(data) ==
+// 8·l.words().
 func loadPersisted(l *layout, data []uint64, raw []byte) {
+	d := dwords(data)
 	for blk := uint64(0); blk < l.numBlocks; blk++ {
 		first, cols := l.seg(2 * blk)
-		w := data[first : first+2*cols]
+		q := d[2*first : 2*first+4*cols]
 		in := raw[8*first : 8*(first+2*cols)]
 		for j := range cols {
-			w[j] = binary.LittleEndian.Uint64(in[16*j:])
-			w[cols+j] = binary.LittleEndian.Uint64(in[16*j+8:])
+			w0 := binary.LittleEndian.Uint64(in[16*j:])
+			w1 := binary.LittleEndian.Uint64(in[16*j+8:])
+			q[j], q[cols+j] = uint32(w0), uint32(w0>>32)
+			q[2*cols+j], q[3*cols+j] = uint32(w1), uint32(w1>>32)
 		}
 	}
 }
