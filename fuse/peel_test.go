@@ -18,6 +18,9 @@ import (
 // everything.
 func TestQueuePeel(t *testing.T) {
 	n := size(1_000_000, 100_000)
+	if raceEnabled {
+		n = 100_000 // the race detector makes the 10^6-key walks slow
+	}
 	hs := filtertest.Hashes(n, 21)
 	hs = append(hs, hs[4321])
 	for _, arity := range []int{3, 4} {
@@ -103,7 +106,7 @@ func TestQueuePeel(t *testing.T) {
 // order and checks them for false negatives, before and after a
 // marshal/unmarshal round trip.
 func TestBuildQueuePeel(t *testing.T) {
-	if filtertest.Short() {
+	if filtertest.Short() || raceEnabled {
 		t.Skip("2*10^6 keys")
 	}
 	n := 2_000_000
