@@ -53,12 +53,6 @@ type kernel struct {
 //go:noescape
 func containsAVX2(k *kernel, h uint64) bool
 
-// containsBatchAVX2 sets out[i] = containsAVX2(k, hashes[i]) for i < n,
-// prefetching the lines of 8 keys before evaluating them.
-//
-//go:noescape
-func containsBatchAVX2(k *kernel, hashes *uint64, out *bool, n int)
-
 // setKernel prepares the assembly query when the CPU and the filter's
 // shape allow it.
 func (f *Filter) setKernel() {
@@ -83,7 +77,7 @@ func (f *Filter) setKernel() {
 // hasher) may be in the set. It does not allocate.
 //
 // Cost: one 64-bit remix (two multiplications) and four more, then the key's
-// equation evaluated against 3 or 4 cache lines of the solution, loaded
+// equation evaluated against about 3.2 cache lines of the solution, loaded
 // together and without data-dependent branches. On amd64 with AVX2 and
 // at most 8 columns this is the assembly kernel (82 instructions);
 // otherwise containsGeneric (reached through the assembly's dispatch, see
@@ -97,15 +91,7 @@ func (f *Filter) ContainsHash(h uint64) bool { return containsAVX2(&f.k, h) }
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i; out
 // must have len(out) >= len(hashes). It works in groups of keys: first it
 // locates every key of a group and prefetches the cache lines its query
-// reads, then it answers the keys, whose lines are in flight or in cache by
-// then. With the assembly kernel both passes are in assembly
-// (containsBatchAVX2, groups of 8); otherwise containsBatchGeneric. It
-// does not allocate.
-func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
-	_ = out[:len(hashes)]
-	if f.simd && len(hashes) > 0 {
-		containsBatchAVX2(&f.k, &hashes[0], &out[0], len(hashes))
-		return
-	}
-	f.containsBatchGeneric(hashes, out)
-}
+// reads, then it answers the keys, whose lines are in flight or in cache
+// by then (containsBatchGeneric, whose queries are the assembly kernel's).
+// It does not allocate.
+func (f *Filter) ContainsBatch(hashes []uint64, out []bool) { f.containsBatchGeneric(hashes, out) }

@@ -12,7 +12,7 @@ func (f *Filter) setKernel() { f.simd = false }
 // hasher) may be in the set. It does not allocate.
 //
 // Cost: one 64-bit remix (two multiplications) and four more, then the key's
-// equation evaluated against 3 or 4 cache lines of the solution, loaded
+// equation evaluated against about 3.2 cache lines of the solution, loaded
 // together and without data-dependent branches (containsGeneric).
 func (f *Filter) ContainsHash(h uint64) bool { return f.containsGeneric(h) }
 

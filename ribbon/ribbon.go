@@ -20,8 +20,8 @@ var (
 //
 // A query costs one 64-bit remix (two multiplications), four more
 // multiplications, and for each result column three AND-ed words and a
-// parity, reading about 3·cols consecutive words of the solution (3 or 4
-// cache lines, loaded together; see seg). No branch depends
+// parity, reading 5·cols consecutive 32-bit words of the solution (about
+// 3.2 cache lines, loaded together; see seg). No branch depends
 // on the key, so the out-of-order core overlaps consecutive queries; on
 // amd64 with AVX2 filters with at most 8 columns (FPR above about 0.4 %)
 // are queried by an assembly kernel that evaluates all columns at once.
@@ -36,7 +36,7 @@ type Filter struct {
 	seed   uint32  // banding seed (attempt ordinal)
 	target float64 // design FPR
 	hasher hashing.Hasher
-	simd   bool // k is set (k.avx2): the assembly evaluates ContainsHash and ContainsBatch
+	simd   bool // k is set (k.avx2): the assembly evaluates ContainsHash
 }
 
 // kernelPad is the number of zero words after the solution (in the
@@ -356,11 +356,12 @@ func loadPersisted(l *layout, data []uint64, raw []byte) {
 	}
 }
 
-// containsBatchGeneric is ContainsBatch without the assembly batch
-// kernel. It works in groups of 16 keys: first it locates every key's
-// first half (see seg) and prefetches the four cache lines from its first
-// word on (a query reads about 3·cols <= 24 consecutive words from there
-// when cols <= 8), then it answers the keys with ContainsHash.
+// containsBatchGeneric is ContainsBatch. It works in groups of 16 keys:
+// first it locates every key's first half (see seg) and prefetches the
+// four cache lines from its first word on (a query reads at most
+// 5·cols 32-bit words from a quarter that starts at most cols 32-bit
+// words into the half, so at most 24 words when cols <= 8), then it
+// answers the keys with ContainsHash.
 func (f *Filter) containsBatchGeneric(hashes []uint64, out []bool) {
 	_ = out[:len(hashes)]
 	if f.l.numBlocks == 0 {
