@@ -66,7 +66,7 @@
 //     below 2^21 cells (about 1.9 million keys) are peeled depth first
 //     from a left-to-right scan; larger ones in the order of a FIFO queue
 //     fed by that scan, whose consecutive keys are independent, so their
-//     cache misses overlap (about 15 % faster there).
+//     cache misses overlap (a few percent faster there).
 //  4. Assign in reverse peel order: the key's recorded cell gets
 //     fingerprint XOR (its other cells); cells assigned later belong to
 //     keys peeled earlier, which never touch it again.

@@ -7,8 +7,9 @@ import "github.com/bloomery/bloomery/hashing"
 // registers. 3-wise and 4-wise variants are written out separately, with
 // the position arithmetic of positions3 and positions4 inlined by hand
 // (any difference would make the no-false-negative and golden tests
-// fail). The peel order they produce, and so the bytes Build writes, are
-// the same as before the split.
+// fail). Below fifoMinCells the peel order they produce, and so the bytes
+// Build writes, are the same as before the split; from there on the queue
+// peel's order gives other, equally valid, fingerprint values.
 
 // bySegment writes mix(k, seed) for every key into order, stably sorted by
 // the segment of the key's first position: floor(x*segCount/2^64), which
@@ -218,11 +219,12 @@ func peel4(count []uint8, xors, order []uint64, which []uint8, stack []uint32, s
 }
 
 // fifoMinCells is the array size from which construction peels in queue
-// order (peel3Queue, peel4Queue) instead of depth first. Measured in CPU
-// time per build at 3*10^6 and 10^7 keys (3.4 and 11 M cells), the queue
-// peels about 15-20 % faster, the whole build about 10-15 %; at 10^6 keys
-// (1.1 M cells) the two are even, and below that the depth-first walk's
-// shorter loop wins.
+// order (peel3Queue, peel4Queue) instead of depth first. In same-process
+// phase timings (CPU time, reused buffers) the queue peeled 3*10^6 keys
+// (3.4 M cells) about 19 % faster and 10^7 keys 0-16 % faster depending
+// on the machine's load; whole fresh builds gained 3-7 %. At 10^6 keys
+// (1.1 M cells) the two were even, so smaller arrays keep the depth-first
+// walk, and with it the bytes earlier versions wrote.
 const fifoMinCells = 1 << 21
 
 // peelLag is how many cells the queue peel keeps waiting: a cell is peeled
