@@ -88,10 +88,35 @@ func (f *Filter) setKernel() {
 // table-driven kernel, 120 when ContainsHash dispatched in Go).
 func (f *Filter) ContainsHash(h uint64) bool { return containsAVX2(&f.k, h) }
 
+// containsBatchAVX2 sets out[i] = containsAVX2(k, hashes[i]) for
+// i < done, prefetching the lines of 8 keys before evaluating them. It
+// stops before a key whose row meets blocks with different column counts
+// (rare: the rows that start in the four quarters below the upper
+// blocks), so done < n means hashes[done] is still to be answered.
+//
+//go:noescape
+func containsBatchAVX2(k *kernel, hashes *uint64, out *bool, n int) (done int)
+
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i; out
 // must have len(out) >= len(hashes). It works in groups of keys: first it
 // locates every key of a group and prefetches the cache lines its query
 // reads, then it answers the keys, whose lines are in flight or in cache
-// by then (containsBatchGeneric, whose queries are the assembly kernel's).
+// by then. With the assembly kernel both passes are in assembly
+// (containsBatchAVX2, groups of 8, handing the rare keys next to the
+// lower/upper boundary to ContainsHash); otherwise containsBatchGeneric.
 // It does not allocate.
-func (f *Filter) ContainsBatch(hashes []uint64, out []bool) { f.containsBatchGeneric(hashes, out) }
+func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
+	_ = out[:len(hashes)]
+	if !f.simd {
+		f.containsBatchGeneric(hashes, out)
+		return
+	}
+	for len(hashes) > 0 {
+		done := containsBatchAVX2(&f.k, &hashes[0], &out[0], len(hashes))
+		hashes, out = hashes[done:], out[done:]
+		if len(hashes) > 0 {
+			out[0] = f.ContainsHash(hashes[0])
+			hashes, out = hashes[1:], out[1:]
+		}
+	}
+}

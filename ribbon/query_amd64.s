@@ -145,3 +145,172 @@ TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 fallback:
 	// Same arguments and result in the same frame: a tail call.
 	JMP ·queryGeneric(SB)
+
+// func containsBatchAVX2(k *kernel, hashes *uint64, out *bool, n int) (done int)
+//
+// out[i] = containsAVX2(k, hashes[i]) for i < done, in groups of 8 keys:
+// first every key's remixed hash x and start s are computed and kept in
+// the frame, and the 3 cache lines from its first quarter's first byte
+// and the one holding its last (a query reads at most 160 bytes from
+// there) are prefetched; then the keys are evaluated as in containsAVX2.
+// It stops before the first key whose row meets blocks with different
+// column counts (done < n; ContainsBatch answers that key with
+// ContainsHash and resumes) and otherwise returns n.
+// Frame: x at 0-63, s at 64-127, hashes at 128, group size at 136, out at
+// 144, keys left at 152.
+TEXT ·containsBatchAVX2(SB), NOSPLIT, $160-40
+	MOVQ k+0(FP), DI
+	MOVQ hashes+8(FP), SI
+	MOVQ out+16(FP), AX
+	MOVQ AX, 144(SP)
+	MOVQ n+24(FP), AX
+	MOVQ AX, 152(SP)
+	VPBROADCASTD nibbleOnes<>(SB), Y10
+
+group:
+	MOVQ 152(SP), AX
+	TESTQ AX, AX
+	JLE finished
+	MOVQ $8, BX
+	CMPQ AX, BX
+	CMOVQLT AX, BX
+	MOVQ BX, 136(SP)
+	XORL R10, R10
+	MOVQ $0xd6e8feb86659fd93, CX
+
+locate:
+	MOVQ (SI)(R10*8), AX
+	XORQ kernel_seedMix(DI), AX
+	MOVQ AX, BX
+	SHRQ $32, BX
+	XORQ BX, AX
+	IMULQ CX, AX
+	MOVQ AX, BX
+	SHRQ $32, BX
+	XORQ BX, AX
+	IMULQ CX, AX
+	MOVQ AX, BX
+	SHRQ $32, BX
+	XORQ BX, AX
+	MOVQ AX, (SP)(R10*8)
+	MULQ kernel_numStarts(DI)
+	MOVQ DX, 64(SP)(R10*8)
+	SHRQ $5, DX
+	MOVQ kernel_upper4(DI), R11
+	CMPQ DX, R11
+	CMOVQCS DX, R11
+	MOVQ kernel_lower(DI), R12
+	INCQ R12
+	IMULQ R12, DX
+	SUBQ R11, DX
+	MOVQ kernel_data(DI), R9
+	LEAQ (R9)(DX*4), R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 64(R9)
+	PREFETCHT0 128(R9)
+	PREFETCHT0 159(R9)
+	INCQ R10
+	CMPQ R10, 136(SP)
+	JLT locate
+
+	MOVQ 136(SP), AX
+	LEAQ (SI)(AX*8), SI
+	MOVQ SI, 128(SP)
+	XORL SI, SI
+
+evaluate:
+	MOVQ (SP)(SI*8), R8   // x
+	MOVQ 64(SP)(SI*8), CX // s
+	MOVQ CX, R10
+	ANDL $31, CX
+	SHRQ $5, R10
+	MOVQ R10, R11
+	SUBQ kernel_edge(DI), R11
+	CMPQ R11, $4
+	JCS  edge
+	MOVQ kernel_upper4(DI), R11
+	MOVQ kernel_lower(DI), R13
+	LEAQ 1(R13), R12
+	CMPQ R10, R11
+	CMOVQCS R10, R11
+	SBBQ $-1, R13
+	IMULQ R12, R10
+	SUBQ R11, R10
+	MOVQ kernel_data(DI), R9
+	LEAQ (R9)(R10*4), R9
+	LEAQ (R9)(R13*8), R11
+
+	MOVQ R8, AX
+	IMULQ rowMul<>+0(SB), AX
+	ORQ $1, AX
+	MOVQ R8, BX
+	SHRQ $31, BX
+	XORQ R8, BX
+	IMULQ rowMul<>+8(SB), BX
+	IMULQ rowMul<>+16(SB), R8
+	SHRQ $32, R8
+
+	MOVQ BX, DX
+	SHLQ CX, AX, BX
+	SHLQ CX, AX
+	SHRQ $1, DX
+	XORL $63, CX
+	SHRQ CX, DX
+
+	VMOVQ AX, X0
+	VPSRLQ $32, X0, X5
+	VPBROADCASTD X0, Y0
+	VPBROADCASTD X5, Y5
+	VMOVQ BX, X1
+	VPSRLQ $32, X1, X6
+	VPBROADCASTD X1, Y1
+	VPBROADCASTD X6, Y6
+	VMOVQ DX, X2
+	VPBROADCASTD X2, Y2
+
+	VPAND (R9), Y0, Y3
+	VPAND (R9)(R13*4), Y5, Y4
+	VPAND (R11), Y1, Y7
+	VPAND (R11)(R13*4), Y6, Y8
+	VPAND (R11)(R13*8), Y2, Y9
+	VPXOR Y4, Y3, Y3
+	VPXOR Y8, Y7, Y7
+	VPXOR Y9, Y3, Y3
+	VPXOR Y7, Y3, Y3
+
+	VPSRLD $1, Y3, Y4
+	VPXOR Y4, Y3, Y3
+	VPSRLD $2, Y3, Y4
+	VPXOR Y4, Y3, Y3
+	VPAND Y10, Y3, Y3
+	VPMULLD Y10, Y3, Y3
+	VPSLLD $3, Y3, Y3
+	VMOVMSKPS Y3, AX
+
+	XORL R8, AX
+	BZHIL R13, AX, AX
+	MOVQ 144(SP), R11
+	SETEQ (R11)(SI*1)
+	INCQ SI
+	CMPQ SI, 136(SP)
+	JLT evaluate
+
+	MOVQ 136(SP), AX
+	ADDQ AX, 144(SP)
+	SUBQ AX, 152(SP)
+	MOVQ 128(SP), SI
+	JMP group
+
+edge:
+	// Keys answered: n - keys left + index in the group.
+	SUBQ 152(SP), SI
+	ADDQ n+24(FP), SI
+	MOVQ SI, done+32(FP)
+	VZEROUPPER
+	RET
+
+finished:
+	MOVQ n+24(FP), AX
+	MOVQ AX, done+32(FP)
+	VZEROUPPER
+	RET

@@ -165,7 +165,8 @@ func TestContainsHashDispatchMatchesReference(t *testing.T) {
 // kernel serves, the upper start at 0, 1, in the middle, next to the end
 // and at the end (the halves g = 2U-1 and 2U, where one query meets
 // blocks with different column counts), and small and large filters.
-// 2·10^5 probes per layout, half of them with starts near the boundary.
+// 2·10^5 probes per layout, half of them with starts near the boundary;
+// ContainsBatch over the same probes gives the same answers.
 func TestKernelMatchesGenericRandomLayouts(t *testing.T) {
 	if !haveAVX2 {
 		t.Skip("no AVX2: the kernel is not used")
@@ -186,6 +187,7 @@ func TestKernelMatchesGenericRandomLayouts(t *testing.T) {
 				off := *f
 				off.k.avx2 = false
 				agree, yes := 0, 0
+				probes, answers := make([]uint64, 0, 200_000), make([]bool, 0, 200_000)
 				for i := range 200_000 {
 					h := rng.Uint64()
 					if i&1 == 1 && u > 0 {
@@ -208,6 +210,16 @@ func TestKernelMatchesGenericRandomLayouts(t *testing.T) {
 					agree++
 					if got {
 						yes++
+					}
+					probes, answers = append(probes, h), append(answers, got)
+				}
+				// The batch kernel stops at rows that meet both column
+				// counts and resumes after them: same answers.
+				out := make([]bool, len(probes))
+				f.ContainsBatch(probes, out)
+				for i := range out {
+					if out[i] != answers[i] {
+						t.Fatalf("lower %d, %d blocks, upper start %d: ContainsBatch[%d] (hash %#x) = %v, ContainsHash %v", lower, blocks, u, i, probes[i], out[i], answers[i])
 					}
 				}
 				// Random words: each column matches with probability 1/2.

@@ -36,7 +36,7 @@ type Filter struct {
 	seed   uint32  // banding seed (attempt ordinal)
 	target float64 // design FPR
 	hasher hashing.Hasher
-	simd   bool // k is set (k.avx2): the assembly evaluates ContainsHash
+	simd   bool // k is set (k.avx2): the assembly evaluates ContainsHash and ContainsBatch
 }
 
 // kernelPad is the number of zero words after the solution (in the
@@ -356,7 +356,8 @@ func loadPersisted(l *layout, data []uint64, raw []byte) {
 	}
 }
 
-// containsBatchGeneric is ContainsBatch. It works in groups of 16 keys:
+// containsBatchGeneric is ContainsBatch without the assembly batch
+// kernel. It works in groups of 16 keys:
 // first it locates every key's first half (see seg) and prefetches the
 // four cache lines from its first word on (a query reads at most
 // 5·cols 32-bit words from a quarter that starts at most cols 32-bit
