@@ -141,9 +141,9 @@
 // load band, both at 10^7 keys, 9 alternated fills in one process).
 // Storing the fingerprint in the less loaded of its two buckets, both
 // loads issued together ("power of two choices"), leaves more buckets
-// with room (24% instead of 20% at 92% load, 10^6 keys) and reads fewer lines near
-// full load (3.99 instead of 5.26 per insert from 85% to 90%, 8.15
-// instead of 11.33 from 90% to 94%; 477 against 658 ns), but every insert
+// with room (24% instead of 20% at 92% load, 10^6 keys) and reads fewer
+// lines near full load (3.99 instead of 5.26 per insert from 85% to 90%,
+// 8.15 instead of 11.33 from 90% to 94%; 477 against 658 ns), but every insert
 // then reads two buckets (2.19 lines instead of 1.14 below 50% load;
 // 150 against 58 ns), 2.59 lines per insert over the whole fill against
 // 2.11, and the fill took 1.38x the time. Starting it at 50% load
