@@ -214,17 +214,24 @@
 // 10^6 keys in every loaded run (0.35-0.43x at 10^7), which puts it near
 // 2x there.
 //
-// Queries of uint64 hashes through the bench module's harness loop (one
-// call per key through a func value, as bench/cmd/benchreport does), the
-// two filters alternating in chunks of 8192 keys, the minimum over 400
-// chunks (the assembly kernel; the portable loop, -tags purego, took about
-// 1.5 times as long at 10^6 keys):
+// Queries of uint64 hashes through a func value (one call per key, as
+// bench/cmd/benchreport does), the two filters alternating in chunks of
+// 8192 keys, 400 chunks each, the fastest chunk and the median of the
+// per-chunk ratios (quarter-major kernel; "was": the half-major table
+// kernel before it, in a run of its own; the portable loop, -tags purego,
+// takes about 3 times as long at 10^6 keys):
 //
-//	                         10^6 keys               10^7 keys
-//	                         Bloom  Ribbon  ratio    Bloom  Ribbon  ratio
-//	query, present    ns/key  15.3   18.7   1.22      67.7   60.4   0.89
-//	query, absent     ns/key  21.8   19.2   0.88      58.5   55.7   0.95
-//	batch, absent     ns/key  10.2    8.5   0.83      11.9   11.8   0.99
+//	                  10^6 keys                              10^7 keys
+//	                  Bloom  Ribbon  ratio  was: Ribbon ratio   Bloom  Ribbon  ratio
+//	present  ns/key   12.1   15.7    1.29        18.1   1.27    68.8   46.2   0.95
+//	absent   ns/key   10.7   15.8    1.44        18.2   1.55    47.1   46.3   1.37
+//
+// These are the best conditions for Ribbon: with the solution in the
+// last-level cache and nothing else evicting it. On the shared machine
+// bench/cmd/benchreport's whole passes of 10^6 queries measured 1.1-2.7
+// times Bloom's time, probably because other processes evict part of the
+// solution and then some of Ribbon's 3.2 lines per query come from
+// memory where Bloom needs one.
 //
 // At 10^6 keys the build splits into about 55 % banding, 21 %
 // back-substitution, 19 % grouping the hashes and 5 % clearing rows (CPU

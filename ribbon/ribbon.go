@@ -223,14 +223,14 @@ func (l *layout) seg(g uint64) (first, cols uint64) {
 // containsGeneric is the portable query (ContainsHash where the assembly
 // kernel does not apply), without data-dependent branches.
 //
-// A row with start s covers slots s..s+127: with g = s/64 and t = s mod
-// 64 its coefficients meet half g through m0 = lo<<t, half g+1 through
-// m1 = hi<<t | lo>>(64-t) and half g+2 through m2 = hi>>(64-t) (zero when
-// t = 0, and half g+2 may then lie past the last block: it reads the zero
-// padding). Column j is the parity of the three masked 64-bit words of
-// column j of halves g, g+1 and g+2 (each put together from its two
-// quarters, see halfWord); the key's block, and so the number of columns,
-// is that of half g. A column costs six loads, three ANDs and a popcount;
+// A row with start s covers slots s..s+127: with q = s/32 and t = s mod
+// 32 its coefficients shifted by t, c<<t (160 bits), meet quarters q..q+4
+// through their 32-bit words 0..4 (word 4 is zero when t = 0, and quarter
+// q+4 may then lie past the last block: it reads the zero padding).
+// Column j is the parity of the five masked 32-bit words of column j of
+// those quarters (each quarter located with its own block's column
+// count, see quarter); the key's block, and so the number of columns, is
+// that of quarter q. A column costs five loads, five ANDs and a popcount;
 // bit 0 of popcount ^ r>>j is column j's mismatch, and ORing the
 // mismatches needs no branch.
 func (f *Filter) containsGeneric(h uint64) bool { return queryGeneric(&f.k, h) }
@@ -249,45 +249,50 @@ func queryGeneric(k *kernel, h uint64) bool {
 	}
 	x := remix(h, f.seed)
 	s := hashing.Reduce(x, l.numStarts)
-	g := s >> 6
-	a, cols := l.seg(g)
-	b, cols1 := l.seg(g + 1)
-	c, cols2 := l.seg(g + 2)
-	t := s & 63
+	q := s >> 5
+	t := s & 31
 	lo, hi, r32 := row(x)
-	m0 := lo << t
-	m1 := hi<<t | lo>>1>>((63-t)&63)
-	m2 := hi >> 1 >> ((63 - t) & 63)
-	// Build and Decode leave kernelPad >= 32 zero words after the
-	// solution, so this test never fails; it keeps a corrupt layout from
-	// reading outside the allocation.
+	// c<<t in 64-bit words; quarter q+i is masked by 32-bit word i.
+	w0 := lo << t
+	w1 := hi<<t | lo>>1>>(63-t)
+	w2 := hi >> 1 >> (63 - t)
+	m := [5]uint32{uint32(w0), uint32(w0 >> 32), uint32(w1), uint32(w1 >> 32), uint32(w2)}
+	var p [5]unsafe.Pointer
 	d := f.data
-	if c+cols2 > uint64(cap(d)) {
-		return true
-	}
 	base := unsafe.Pointer(unsafe.SliceData(d))
-	pa := unsafe.Add(base, 8*a)
-	pb := unsafe.Add(base, 8*b)
-	pc := unsafe.Add(base, 8*c)
-	r := uint64(r32)
-	var miss uint64
+	_, cols := l.quarter(q)
+	for i := range p {
+		fi, ci := l.quarter(q + uint64(i))
+		// Build and Decode leave kernelPad >= 32 zero words after the
+		// solution, so this test never fails (the last quarter a row
+		// meets is at most the end of the solution); it keeps a corrupt
+		// layout from reading outside the allocation.
+		if fi+ci > 2*uint64(cap(d)) {
+			return true
+		}
+		p[i] = unsafe.Add(base, 4*fi)
+	}
+	r := r32
+	var miss uint32
 	for j := uint64(0); j < cols; j++ {
-		wa := halfWord(pa, cols, j)
-		wb := halfWord(pb, cols1, j)
-		wc := halfWord(pc, cols2, j)
-		miss |= uint64(bits.OnesCount64(wa&m0^wb&m1^wc&m2)) ^ r
+		var acc uint32
+		for i := range p {
+			acc ^= *(*uint32)(unsafe.Add(p[i], 4*j)) & m[i]
+		}
+		miss |= uint32(bits.OnesCount32(acc)) ^ r
 		r >>= 1
 	}
 	return miss&1 == 0
 }
 
-// halfWord returns column j's 64-bit word of the half whose storage
-// starts at p and whose block has cols columns (see quarter-major
-// storage): the low 32 bits from its first quarter, the high ones from
-// its second.
-func halfWord(p unsafe.Pointer, cols, j uint64) uint64 {
-	q := (*[1 << 30]uint32)(p)
-	return uint64(q[j]) | uint64(q[cols+j])<<32
+// quarter returns the first 32-bit word of quarter q (of 32 slots) and
+// the number of columns of its block, for q <= 4·numBlocks (quarter
+// 4·numBlocks starts at the end of the solution): Q·(L+1) - min(Q, 4U).
+func (l *layout) quarter(q uint64) (first, cols uint64) {
+	lower, u4 := uint64(l.lower), 4*l.upperStart
+	above := int64(q) - int64(u4)
+	up := uint64(^above) >> 63 // 1 iff q >= 4U
+	return q*lower + uint64(above)&-up, lower + up
 }
 
 // dwords views data (whose capacity includes the padding) as 32-bit
