@@ -92,6 +92,7 @@ type Blocked struct {
 	ones       uint64 // bits set; maintained only when !concurrent
 	hasher     hashing.Hasher
 	concurrent bool
+	inline     inlineHash // hasher as the assembly key paths need it
 }
 
 // NewBlocked returns an empty blocked Bloom filter for p.
@@ -120,6 +121,7 @@ func newBlocked(blocks uint64, k, capacity int, h hashing.Hasher) *Blocked {
 		capacity: capacity,
 		design:   fpmath.BlockedFPR(float64(blocks*BlockBits), float64(capacity), k, BlockBits),
 		hasher:   h,
+		inline:   inlineHashOf(h),
 	}
 }
 
@@ -201,10 +203,26 @@ func (f *Blocked) offset(h uint64) uint64 { return hashing.Reduce(h, f.blocks) *
 
 // Add inserts key and reports whether it was new (at least one of its bits
 // was clear).
-func (f *Blocked) Add(key []byte) bool { return f.AddHash(f.hasher.Sum64(key)) }
+//
+// It is AddHash(f.Hasher().Sum64(key)). On amd64, with the default XXH3
+// hasher, keys of 4 to 128 bytes and the filter not in concurrent mode,
+// one assembly leaf function (blockedAddKey) hashes the key and sets its
+// bits, without the nested calls through Hasher.Sum64 (see Contains).
+func (f *Blocked) Add(key []byte) bool {
+	return blockedAddKey(f, unsafe.SliceData(key), len(key))
+}
 
 // AddString is Add for a string key, without copying it.
-func (f *Blocked) AddString(key string) bool { return f.AddHash(f.hasher.Sum64String(key)) }
+func (f *Blocked) AddString(key string) bool {
+	return blockedAddKey(f, unsafe.StringData(key), len(key))
+}
+
+// blockedAddKeyGo is Add of the n bytes at p through Hasher.Sum64: the
+// portable path, and the assembly's for other hashers, key lengths and
+// the concurrent mode.
+func blockedAddKeyGo(f *Blocked, p *byte, n int) bool {
+	return f.AddHash(f.hasher.Sum64(unsafe.Slice(p, n)))
+}
 
 // AddHash inserts a key by its hash (computed with f.Hasher()).
 func (f *Blocked) AddHash(h uint64) bool {
@@ -257,11 +275,30 @@ func (f *Blocked) addAtomic(off, h uint64) bool {
 }
 
 // Contains reports whether key may have been added (false: certainly not).
-func (f *Blocked) Contains(key []byte) bool { return f.ContainsHash(f.hasher.Sum64(key)) }
+//
+// It is ContainsHash(f.Hasher().Sum64(key)). On amd64, with the default
+// XXH3 hasher and keys of 4 to 128 bytes, it is one call to an assembly
+// leaf function (blockedContainsKey) that hashes the key (the XXH3 code
+// of xxh3_amd64.h, shared with Filter) and probes as ContainsHash does:
+// Contains inlines into its callers, so a query costs one call instead
+// of three nested ones (Contains, Hasher.Sum64, the XXH3 package's hash
+// function) and fewer instructions, and on a filter far larger than the
+// cache fewer instructions per query let the core keep more consecutive
+// queries' cache misses in flight. Other hashers and key lengths take the
+// Go path (blockedContainsKeyGo), with the same answers.
+func (f *Blocked) Contains(key []byte) bool {
+	return blockedContainsKey(f, unsafe.SliceData(key), len(key))
+}
 
 // ContainsString is Contains for a string key.
 func (f *Blocked) ContainsString(key string) bool {
-	return f.ContainsHash(f.hasher.Sum64String(key))
+	return blockedContainsKey(f, unsafe.StringData(key), len(key))
+}
+
+// blockedContainsKeyGo is Contains of the n bytes at p through
+// Hasher.Sum64.
+func blockedContainsKeyGo(f *Blocked, p *byte, n int) bool {
+	return f.ContainsHash(f.hasher.Sum64(unsafe.Slice(p, n)))
 }
 
 // ContainsHash reports whether a key with hash h may have been added.
@@ -539,6 +576,7 @@ func (f *Blocked) Clone() *Blocked {
 		ones:       f.ones,
 		hasher:     f.hasher,
 		concurrent: f.concurrent,
+		inline:     f.inline,
 	}
 	if f.concurrent {
 		for i := range c.words {

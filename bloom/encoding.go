@@ -334,6 +334,7 @@ func DecodeBlocked(data []byte, want hashing.Expect) (*Blocked, error) {
 		design:   hd.design,
 		count:    int64(hd.count),
 		hasher:   hd.hasher,
+		inline:   inlineHashOf(hd.hasher),
 	}
 	decodeWords(f.words, hd.payload)
 	f.ones = popcount(f.words)

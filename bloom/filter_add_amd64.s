@@ -3,6 +3,10 @@
 #include "textflag.h"
 #include "go_asm.h"
 
+// The XXH3 macro hashes with the inlineHash at IH(R12): Filter's.
+#define IH Filter_inline
+#include "xxh3_amd64.h"
+
 // pairMaxBytes bounds the filters whose queries test their first two
 // probes together (see containsKey).
 #define pairMaxBytes (4<<20)
@@ -11,10 +15,7 @@
 // one instruction, with a 64-bit immediate two).
 DATA consts<>+0(SB)/8, $0xff51afd7ed558ccd  // Mix64, first multiplier
 DATA consts<>+8(SB)/8, $0xc4ceb9fe1a85ec53  // Mix64, second multiplier
-DATA consts<>+16(SB)/8, $0x9e3779b185ebca87 // XXH3 PRIME64_1
-DATA consts<>+24(SB)/8, $0x165667919e3779f9 // XXH3 avalanche multiplier
-DATA consts<>+32(SB)/8, $0x9fb21c651e98df25 // XXH3 rrmxmx multiplier
-GLOBL consts<>(SB), RODATA|NOPTR, $40
+GLOBL consts<>(SB), RODATA|NOPTR, $16
 
 // MIX64 sets d = hashing.Mix64(h) | 1, the probe step; h is left as is.
 // Clobbers R11.
@@ -124,127 +125,6 @@ TEXT ·addHash(SB), NOSPLIT, $0-17
 	MOVQ f+0(FP), R12
 	MOVQ h+8(FP), CX
 	PROBES_SET(ret+16(FP))
-
-// The keyed secret words of the filter at R12 (see inlineHash).
-#define MIXKEY(i) Filter_inline+inlineHash_mix+8*(i)(R12)
-#define LO16 Filter_inline+inlineHash_lo16(R12)
-#define HI16 Filter_inline+inlineHash_hi16(R12)
-#define FLIP8 Filter_inline+inlineHash_flip8(R12)
-
-// MIX16 adds to R13 the folded 128-bit product of the input words at a
-// and b XORed with the keyed secret words i and i+1. Clobbers AX, DX.
-#define MIX16(a, b, i) \
-	MOVQ a, AX; \
-	XORQ MIXKEY(i), AX; \
-	MOVQ b, DX; \
-	XORQ MIXKEY(i+1), DX; \
-	MULQ DX; \
-	XORQ DX, AX; \
-	ADDQ AX, R13;
-
-// AVALANCHE is XXH3's final mix of R13. Clobbers AX.
-#define AVALANCHE \
-	MOVQ R13, AX; \
-	SHRQ $37, AX; \
-	XORQ AX, R13; \
-	IMULQ consts<>+24(SB), R13; \
-	MOVQ R13, AX; \
-	SHRQ $32, AX; \
-	XORQ AX, R13;
-
-// XXH3 leaves in R13 the seeded XXH3-64 (xxHash 0.8) of the n bytes at
-// SI, n in CX, for the filter at R12 (whose inlineHash holds the seeded
-// secret words). It is the reference algorithm's short-input paths for
-// 4 to 128 bytes, written out so that the filter's key methods hash and
-// probe in one leaf function:
-//
-//   - 17-128 bytes: n*PRIME64_1 plus a MIX16 of 16-byte pairs taken from
-//     both ends (1 to 4 pairs from each end by length), then avalanche.
-//   - 9-16 bytes: lo = read64(p) ^ lo16, hi = read64(p+n-8) ^ hi16,
-//     then avalanche(n + bswap64(lo) + hi + fold(lo*hi)).
-//   - 4-8 bytes: x = (read32(p)<<32 + read32(p+n-4)) ^ flip8, then
-//     rrmxmx(x, n).
-//
-// The 17-32 byte path falls straight through to XXH3_END; the others are
-// out of line in XXH3_COLD, which the function places after its returns
-// and which jumps back to XXH3_END, or to slow for lengths below 4 or
-// above 128. TestKeyHashMatches checks the result against
-// hashing.XXH3(seed).Sum64 at every length from 0 to 256 and several
-// seeds. Clobbers AX, DX, R10, R11.
-#define XXH3(cold) \
-	LEAQ -17(CX), AX; \
-	CMPQ AX, $(32-17); \
-	JA   cold; \
-	MOVQ CX, R13; \
-	IMULQ consts<>+16(SB), R13; \
-xxhUpTo32: \
-	MIX16((SI), 8(SI), 0) \
-	MIX16(-16(SI)(CX*1), -8(SI)(CX*1), 2); \
-	AVALANCHE; \
-xxhDone:
-
-#define XXH3_COLD(slow) \
-	LEAQ -9(CX), AX; \
-	CMPQ AX, $(16-9); \
-	JA   xxhNot9to16; \
-	MOVQ (SI), AX; \
-	XORQ LO16, AX; \
-	MOVQ -8(SI)(CX*1), DX; \
-	XORQ HI16, DX; \
-	MOVQ AX, R13; \
-	BSWAPQ R13; \
-	ADDQ CX, R13; \
-	ADDQ DX, R13; \
-	MULQ DX; \
-	XORQ DX, AX; \
-	ADDQ AX, R13; \
-	AVALANCHE; \
-	JMP xxhDone; \
-xxhNot9to16: \
-	LEAQ -33(CX), AX; \
-	CMPQ AX, $(128-33); \
-	JA   xxhNot33to128; \
-	MOVQ CX, R13; \
-	IMULQ consts<>+16(SB), R13; \
-	CMPQ CX, $64; \
-	JBE  xxhUpTo64; \
-	CMPQ CX, $96; \
-	JBE  xxhUpTo96; \
-	MIX16(48(SI), 56(SI), 12) \
-	MIX16(-64(SI)(CX*1), -56(SI)(CX*1), 14); \
-xxhUpTo96: \
-	MIX16(32(SI), 40(SI), 8) \
-	MIX16(-48(SI)(CX*1), -40(SI)(CX*1), 10); \
-xxhUpTo64: \
-	MIX16(16(SI), 24(SI), 4) \
-	MIX16(-32(SI)(CX*1), -24(SI)(CX*1), 6); \
-	JMP xxhUpTo32; \
-xxhNot33to128: \
-	LEAQ -4(CX), AX; \
-	CMPQ AX, $(8-4); \
-	JA   slow; \
-	MOVL (SI), AX; \
-	SHLQ $32, AX; \
-	MOVL -4(SI)(CX*1), DX; \
-	ADDQ DX, AX; \
-	XORQ FLIP8, AX; \
-	MOVQ AX, R10; \
-	ROLQ $49, R10; \
-	MOVQ AX, R11; \
-	ROLQ $24, R11; \
-	XORQ R11, R10; \
-	XORQ R10, AX; \
-	MOVQ consts<>+32(SB), R10; \
-	IMULQ R10, AX; \
-	MOVQ AX, R11; \
-	SHRQ $35, R11; \
-	ADDQ CX, R11; \
-	XORQ R11, AX; \
-	IMULQ R10, AX; \
-	MOVQ AX, R13; \
-	SHRQ $28, R13; \
-	XORQ AX, R13; \
-	JMP xxhDone
 
 // func keyHash(f *Filter, p *byte, n int) (h uint64, ok bool)
 //

@@ -87,6 +87,7 @@ func NewBlockedFromImage(img BlockedImage) (*Blocked, error) {
 		design:   design,
 		count:    int64(img.Count),
 		hasher:   img.Hasher,
+		inline:   inlineHashOf(img.Hasher),
 	}
 	copy(f.words, img.Words)
 	f.ones = popcount(f.words)

@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package bloom
+
+func blockedAddKey(f *Blocked, p *byte, n int) bool { return blockedAddKeyGo(f, p, n) }
+
+func blockedContainsKey(f *Blocked, p *byte, n int) bool { return blockedContainsKeyGo(f, p, n) }

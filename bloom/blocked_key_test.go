@@ -1,0 +1,258 @@
+package bloom
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/filtertest"
+)
+
+// blockedKeyHashers are the hasher kinds the Blocked key paths must agree
+// with the hash paths on: XXH3 (the assembly on amd64) with seeds whose
+// halves differ, and the others (always the Go path).
+func blockedKeyHashers() []hashing.Hasher {
+	var sip [16]byte
+	for i := range sip {
+		sip[i] = byte(5 * i)
+	}
+	return []hashing.Hasher{{}, hashing.XXH3(0), hashing.XXH3(42), hashing.XXH3(0xdeadbeef12345678), hashing.XXH3(^uint64(0)), hashing.XXH64(7), hashing.SipHash(sip)}
+}
+
+// TestBlockedKeyPathsMatchHashPaths checks Blocked's Add, AddString,
+// Contains and ContainsString against AddHash and ContainsHash of
+// Hasher.Sum64 for every hasher kind, in plain and concurrent mode, with
+// keys of every length from 0 to 256 (the amd64 assembly covers 4-128
+// with XXH3; the rest, and concurrent adds, take the Go path): the same
+// "was new" answers, bits, fill and count, and the same query answers on
+// present and absent keys. The filters are overfilled so that both
+// answers occur often.
+func TestBlockedKeyPathsMatchHashPaths(t *testing.T) {
+	for _, h := range blockedKeyHashers() {
+		for _, conc := range []bool{false, true} {
+			name := h.String()
+			if conc {
+				name += "/concurrent"
+			}
+			t.Run(name, func(t *testing.T) {
+				a, err := NewBlocked(Params{Capacity: 4000, FPR: 0.02, Hasher: h, Concurrent: conc})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := NewBlocked(Params{Capacity: 4000, FPR: 0.02, Hasher: h, Concurrent: conc})
+				s := filtertest.SplitMix64(31)
+				buf := make([]byte, 512)
+				key := func(n int) []byte {
+					for i := range buf {
+						buf[i] = byte(s.Next())
+					}
+					// Alternate between the start and the end of the buffer.
+					if s.Next()%2 == 0 {
+						return bytes.Clone(buf[:n])
+					}
+					return bytes.Clone(buf[len(buf)-n:])
+				}
+				var keys [][]byte
+				for rep := range 40 {
+					for n := 0; n <= 256; n++ {
+						if rep >= 2 && (n < 4 || n > 128) {
+							continue // most keys where the assembly is
+						}
+						keys = append(keys, key(n))
+					}
+				}
+				keys = append(keys, keys[:700]...) // re-adds answer "not new"
+				news := 0
+				for i, k := range keys {
+					var x bool
+					if i%2 == 0 {
+						x = a.Add(k)
+					} else {
+						x = a.AddString(string(k))
+					}
+					if y := b.AddHash(h.Sum64(k)); x != y {
+						t.Fatalf("add %d (len %d): key path %v, hash path %v", i, len(k), x, y)
+					}
+					if x {
+						news++
+					}
+				}
+				if news == 0 || news == len(keys) {
+					t.Fatalf("%d of %d adds new: not both answers exercised", news, len(keys))
+				}
+				for i := range a.words {
+					if a.words[i] != b.words[i] {
+						t.Fatalf("word %d: key path %#x, hash path %#x", i, a.words[i], b.words[i])
+					}
+				}
+				if a.ones != b.ones || a.count != b.count || a.setBits() != popcount(a.words) {
+					t.Fatalf("ones %d/%d (popcount %d), count %d/%d", a.ones, b.ones, popcount(a.words), a.count, b.count)
+				}
+				hits, queries := 0, 0
+				for i := range 3 * len(keys) {
+					var k []byte
+					if i < len(keys) {
+						k = keys[i] // present
+					} else {
+						k = key(i % 257)
+					}
+					want := b.ContainsHash(h.Sum64(k))
+					if a.Contains(k) != want || a.ContainsString(string(k)) != want {
+						t.Fatalf("query %d (len %d): key paths disagree with ContainsHash (%v)", i, len(k), want)
+					}
+					if want {
+						hits++
+					}
+					queries++
+				}
+				if hits == queries || hits < len(keys) {
+					t.Fatalf("%d hits of %d queries, %d present: not both answers exercised", hits, queries, len(keys))
+				}
+			})
+		}
+	}
+}
+
+// TestBlockedKeyPathsEveryK checks Add/AddString and Contains/
+// ContainsString against AddHash and ContainsHash for every probe count
+// from 1 to MaxHashFuncs (the amd64 key paths test the first three probes
+// together for k >= 3, run k = 7 or the rest of a first word straight,
+// and loop over Remix words above 7), in plain and concurrent mode,
+// starting from bit arrays of density 7/8 so that absent keys stop at
+// every probe depth and adds answer both ways. Keys of 0 to 140 bytes, so
+// the Go path is compared too.
+func TestBlockedKeyPathsEveryK(t *testing.T) {
+	s := filtertest.SplitMix64(37)
+	keys := make([][]byte, 3000)
+	for i := range keys {
+		k := make([]byte, s.Next()%141)
+		for j := range k {
+			k[j] = byte(s.Next())
+		}
+		keys[i] = k
+	}
+	dense := make([]uint64, 8*256)
+	for i := range dense {
+		dense[i] = s.Next() | s.Next() | s.Next()
+	}
+	for k := 1; k <= MaxHashFuncs; k++ {
+		for _, conc := range []bool{false, true} {
+			img := BlockedImage{Words: dense, K: k, Capacity: 1000, Hasher: hashing.XXH3(uint64(k))}
+			a, err := NewBlockedFromImage(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := NewBlockedFromImage(img)
+			a.SetConcurrent(conc)
+			b.SetConcurrent(conc)
+			h := a.Hasher()
+			yes := 0
+			for i, key := range keys {
+				want := a.ContainsHash(h.Sum64(key))
+				if a.Contains(key) != want || a.ContainsString(string(key)) != want {
+					t.Fatalf("k=%d concurrent=%v key %d (len %d): key paths disagree with ContainsHash (%v)", k, conc, i, len(key), want)
+				}
+				if want {
+					yes++
+				}
+			}
+			if yes == 0 || (k <= 16 && yes == len(keys)) {
+				t.Fatalf("k=%d: %d of %d keys answered true", k, yes, len(keys))
+			}
+			news := 0
+			for i, key := range keys {
+				var x bool
+				if i%2 == 0 {
+					x = a.Add(key)
+				} else {
+					x = a.AddString(string(key))
+				}
+				if y := b.AddHash(h.Sum64(key)); x != y {
+					t.Fatalf("k=%d concurrent=%v add %d (len %d): key path %v, AddHash %v", k, conc, i, len(key), x, y)
+				}
+				if x {
+					news++
+				}
+			}
+			for i := range a.words {
+				if a.words[i] != b.words[i] {
+					t.Fatalf("k=%d concurrent=%v: word %d differs", k, conc, i)
+				}
+			}
+			if a.setBits() != b.setBits() || a.count != b.count || a.setBits() != popcount(a.words) {
+				t.Fatalf("k=%d concurrent=%v: ones %d/%d (popcount %d), count %d/%d", k, conc, a.setBits(), b.setBits(), popcount(a.words), a.count, b.count)
+			}
+			if news == 0 || news == len(keys) {
+				t.Fatalf("k=%d: %d of %d adds new", k, news, len(keys))
+			}
+		}
+	}
+}
+
+// TestBlockedInlineHashSet checks that every way of making a Blocked
+// records its hasher for the assembly key paths: set for XXH3 (with its
+// seed), unset for the others, so that a SipHash or XXH64 filter never
+// takes the XXH3 assembly.
+func TestBlockedInlineHashSet(t *testing.T) {
+	var sip [16]byte
+	sip[0] = 9
+	for _, h := range []hashing.Hasher{{}, hashing.XXH3(77), hashing.XXH64(7), hashing.SipHash(sip)} {
+		f, err := NewBlocked(Params{Capacity: 100, FPR: 0.01, Hasher: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.AddString("xyzzy")
+		data, err := f.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := DecodeBlocked(data, hashing.Want(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromImage, err := NewBlockedFromImage(f.Image())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var read Blocked
+		if h.HasKey() {
+			read.hasher = h
+		}
+		if _, err := read.ReadFrom(bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+		want := inlineHash{}
+		if h.Alg() == hashing.AlgXXH3 {
+			want = inlineHashOf(h)
+			if !want.xxh3 || want.seed != h.Seed() {
+				t.Fatalf("%v: inlineHashOf gives %+v", h, want)
+			}
+		}
+		made := []struct {
+			how string
+			f   *Blocked
+		}{{"NewBlocked", f}, {"DecodeBlocked", dec}, {"NewBlockedFromImage", fromImage}, {"Clone", f.Clone()}, {"ReadFrom", &read}}
+		if !h.HasKey() {
+			var u Blocked
+			if err := u.UnmarshalBinary(data); err != nil {
+				t.Fatal(err)
+			}
+			made = append(made, struct {
+				how string
+				f   *Blocked
+			}{"UnmarshalBinary", &u})
+		}
+		for _, m := range made {
+			if m.f.inline != want {
+				t.Errorf("%v via %s: inline %+v, want %+v", h, m.how, m.f.inline, want)
+			}
+			if !m.f.ContainsString("xyzzy") || !m.f.Contains([]byte("xyzzy")) {
+				t.Errorf("%v via %s: false negative", h, m.how)
+			}
+		}
+	}
+	f, _ := NewBlockedForCapacity(10, 0.01)
+	if f.inline != inlineHashOf(hashing.XXH3(0)) || !f.inline.xxh3 {
+		t.Errorf("NewBlockedForCapacity: inline %+v", f.inline)
+	}
+}
