@@ -205,9 +205,10 @@ func (f *Blocked) offset(h uint64) uint64 { return hashing.Reduce(h, f.blocks) *
 // was clear).
 //
 // It is AddHash(f.Hasher().Sum64(key)). On amd64, with the default XXH3
-// hasher, keys of 4 to 128 bytes and the filter not in concurrent mode,
-// one assembly leaf function (blockedAddKey) hashes the key and sets its
-// bits, without the nested calls through Hasher.Sum64 (see Contains).
+// hasher and keys of 4 to 128 bytes, one assembly leaf function
+// (blockedAddKey) hashes the key and sets its bits (with LOCK BTS in
+// concurrent mode), without the nested calls through Hasher.Sum64 (see
+// Contains).
 func (f *Blocked) Add(key []byte) bool {
 	return blockedAddKey(f, unsafe.SliceData(key), len(key))
 }
@@ -218,8 +219,7 @@ func (f *Blocked) AddString(key string) bool {
 }
 
 // blockedAddKeyGo is Add of the n bytes at p through Hasher.Sum64: the
-// portable path, and the assembly's for other hashers, key lengths and
-// the concurrent mode.
+// portable path, and the assembly's for other hashers and key lengths.
 func blockedAddKeyGo(f *Blocked, p *byte, n int) bool {
 	return f.AddHash(f.hasher.Sum64(unsafe.Slice(p, n)))
 }

@@ -2,10 +2,11 @@
 
 package bloom
 
-// blockedAddKey is (*Blocked).Add of the n bytes at p: when f.inline.xxh3,
-// f is not in concurrent mode and 4 <= n <= 128, it hashes them with XXH3
-// (the macro of xxh3_amd64.h) and sets the probes in one leaf function
-// (blocked_key_amd64.s); otherwise it tail-jumps to blockedAddKeyGo.
+// blockedAddKey is (*Blocked).Add of the n bytes at p: when f.inline.xxh3
+// and 4 <= n <= 128, it hashes them with XXH3 (the macro of
+// xxh3_amd64.h) and sets the probes in one leaf function
+// (blocked_key_amd64.s), with atomic bit sets in concurrent mode;
+// otherwise it tail-jumps to blockedAddKeyGo.
 //
 //go:noescape
 func blockedAddKey(f *Blocked, p *byte, n int) bool

@@ -170,18 +170,17 @@ bcSlow:
 
 // func blockedAddKey(f *Blocked, p *byte, n int) bool
 //
-// (*Blocked).Add of the n bytes at p on a filter not in concurrent mode:
-// the XXH3 macro, then add's probes without a branch on loaded data (BTS
-// sets each bit and leaves its old value in CF, which ADC counts), k = 7
-// as a straight sequence, other k in a loop of words; then ones += k -
-// already set and count += (that != 0), the answer. The concurrent mode,
-// other hashers and key lengths go to blockedAddKeyGo.
+// (*Blocked).Add of the n bytes at p: the XXH3 macro, then add's probes
+// without a branch on loaded data (BTS sets each bit and leaves its old
+// value in CF, which ADC counts), k = 7 as a straight sequence, other k
+// in a loop of words; then ones += k - already set and count += (that !=
+// 0), the answer. In concurrent mode each bit is set with LOCK BTSQ
+// instead (see baAtomic). Other hashers and key lengths go to
+// blockedAddKeyGo.
 TEXT ·blockedAddKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
 	CMPB Blocked_inline+inlineHash_xxh3(R12), $0
 	JEQ  baSlow
-	CMPB Blocked_concurrent(R12), $0
-	JNE  baSlow
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
 	XXH3(baCold)
@@ -190,6 +189,8 @@ TEXT ·blockedAddKey(SB), NOSPLIT, $0-25
 	MOVQ Blocked_k(R12), R9
 	MOVQ R9, CX
 	XORQ R10, R10
+	CMPB Blocked_concurrent(R12), $0
+	JNE  baAtomic
 	CMPQ R9, $7
 	JNE  baGeneral
 	BSET
@@ -227,6 +228,45 @@ baInner:
 	INCQ BX
 	REMIX(R13, BX)
 	JMP  baRound
+baAtomic:
+	// Concurrent mode: min(R9, 7) probes from each word as above, each
+	// set with LOCK BTSQ on the line: with a register offset in [0, 512)
+	// it addresses bit offset%64 of word offset/64 from SI, the probe's
+	// bit, and leaves the bit's old value in CF. The key was new if some
+	// bit was clear (as addAtomic's OR results); count is then
+	// incremented with LOCK INCQ; ones is not kept in this mode.
+	XORL BX, BX
+	TESTQ R9, R9
+	JZ   baAtomicDone
+baAtomicRound:
+	MOVQ $7, DX
+	CMPQ R9, DX
+	CMOVQLT R9, DX
+	SUBQ DX, R9
+baAtomicInner:
+	MOVL DI, AX
+	ANDL $511, AX
+	LOCK
+	BTSQ AX, (SI)
+	ADCQ $0, R10
+	SHRQ $9, DI
+	DECQ DX
+	JNZ  baAtomicInner
+	TESTQ R9, R9
+	JZ   baAtomicDone
+	INCQ BX
+	REMIX(R13, BX)
+	JMP  baAtomicRound
+baAtomicDone:
+	CMPQ R10, CX
+	JEQ  baAtomicOld
+	LOCK
+	INCQ Blocked_count(R12)
+	MOVB $1, ret+24(FP)
+	RET
+baAtomicOld:
+	MOVB $0, ret+24(FP)
+	RET
 baCold:
 	XXH3_COLD(baSlow)
 baSlow:
