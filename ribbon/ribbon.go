@@ -257,10 +257,19 @@ func queryGeneric(k *kernel, h uint64) bool {
 	w1 := hi<<t | lo>>1>>(63-t)
 	w2 := hi >> 1 >> (63 - t)
 	m := [5]uint32{uint32(w0), uint32(w0 >> 32), uint32(w1), uint32(w1 >> 32), uint32(w2)}
-	var p [5]unsafe.Pointer
 	d := f.data
 	base := unsafe.Pointer(unsafe.SliceData(d))
-	_, cols := l.quarter(q)
+	fq, cols := l.quarter(q)
+	if u4 := 4 * l.upperStart; q >= u4 || q+4 < u4 {
+		// The usual case: the five quarters belong to blocks with the
+		// same column count, so they are five runs of cols words from
+		// fq. (The test below never fails, as the one in the loop.)
+		if fq+5*cols > 2*uint64(cap(d)) {
+			return true
+		}
+		return parity5(unsafe.Add(base, 4*fq), 4*cols, cols, &m, r32)
+	}
+	var p [5]unsafe.Pointer
 	for i := range p {
 		fi, ci := l.quarter(q + uint64(i))
 		// Build and Decode leave kernelPad >= 32 zero words after the
@@ -284,6 +293,61 @@ func queryGeneric(k *kernel, h uint64) bool {
 	}
 	return miss&1 == 0
 }
+
+// parity5 is queryGeneric's column loop for five quarters of cols
+// columns each, stride bytes apart from p: it reports whether every
+// column's parity, the masked XOR of its five words, equals its result
+// bit in r.
+//
+// Columns go in pairs: one 64-bit load takes columns j and j+1 of a
+// quarter, whose words are adjacent, and both are masked by the same
+// coefficient word, so a pair costs five loads, five ANDs and two
+// popcounts. binary.NativeEndian keeps each 32-bit half a native word
+// (the dwords view the storage is defined on) and compiles to one load
+// where the processor allows unaligned ones; on a big-endian processor
+// column j is the high half.
+func parity5(p unsafe.Pointer, stride, cols uint64, m *[5]uint32, r uint32) bool {
+	m0, m1, m2, m3, m4 := m[0], m[1], m[2], m[3], m[4]
+	var miss uint32
+	j := uint64(0)
+	if cols >= 2 {
+		d0, d1, d2, d3, d4 := pair(m0), pair(m1), pair(m2), pair(m3), pair(m4)
+		for ; j+1 < cols; j += 2 {
+			w := unsafe.Add(p, 4*j)
+			acc := load64(w)&d0 ^
+				load64(unsafe.Add(w, stride))&d1 ^
+				load64(unsafe.Add(w, 2*stride))&d2 ^
+				load64(unsafe.Add(w, 3*stride))&d3 ^
+				load64(unsafe.Add(w, 4*stride))&d4
+			first, second := uint32(acc), uint32(acc>>32)
+			if bigEndian {
+				first, second = second, first
+			}
+			miss |= (uint32(bits.OnesCount32(first)) ^ r) | (uint32(bits.OnesCount32(second)) ^ r>>1)
+			r >>= 2
+		}
+	}
+	if j < cols {
+		w := unsafe.Add(p, 4*j)
+		acc := *(*uint32)(w)&m0 ^
+			*(*uint32)(unsafe.Add(w, stride))&m1 ^
+			*(*uint32)(unsafe.Add(w, 2*stride))&m2 ^
+			*(*uint32)(unsafe.Add(w, 3*stride))&m3 ^
+			*(*uint32)(unsafe.Add(w, 4*stride))&m4
+		miss |= uint32(bits.OnesCount32(acc)) ^ r
+	}
+	return miss&1 == 0
+}
+
+// pair returns m in both 32-bit halves.
+func pair(m uint32) uint64 { return uint64(m) * (1<<32 + 1) }
+
+// load64 reads the 8 bytes at p in native byte order.
+func load64(p unsafe.Pointer) uint64 { return binary.NativeEndian.Uint64((*[8]byte)(p)[:]) }
+
+// bigEndian reports whether the processor stores the most significant
+// byte first.
+var bigEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 0x0100
 
 // quarter returns the first 32-bit word of quarter q (of 32 slots) and
 // the number of columns of its block, for q <= 4·numBlocks (quarter
