@@ -41,6 +41,9 @@ type kernel struct {
 	// filter; otherwise containsAVX2 hands the query to queryGeneric
 	// without executing any vector instruction.
 	avx2 bool
+	// ih is inlineHashOf(hasher) when avx2 is set, else the zero value:
+	// ih.xxh3 is containsKey's one test for its assembly path.
+	ih inlineHash
 }
 
 // containsAVX2 is the query of the filter whose kernel is *k (k is always
@@ -69,6 +72,7 @@ func (f *Filter) setKernel() {
 		edge:      4*f.l.upperStart - 4,
 		seedMix:   (uint64(f.seed) + 1) * 0x9e3779b97f4a7c15,
 		avx2:      true,
+		ih:        inlineHashOf(f.hasher),
 	}
 	f.simd = true
 }

@@ -15,6 +15,110 @@ GLOBL rowMul<>(SB), RODATA|NOPTR, $32
 DATA nibbleOnes<>+0(SB)/4, $0x11111111
 GLOBL nibbleOnes<>(SB), RODATA|NOPTR, $4
 
+// QUERY evaluates the hash in DX for the filter whose kernel is at DI
+// and leaves ZF set exactly when the key may be in the set (then SETEQ
+// stores the answer); a row whose quarters are not all in blocks with
+// the same column count jumps to fallback instead. Steps:
+//
+//   - x = Remix(h, seed+1), in DX (MULX reads it there), with SHRX.
+//   - s = hi64(x * numStarts); quarter Q = s>>5, t = s&31.
+//   - Quarters Q..Q+4 cross into the upper blocks iff Q is one of the
+//     four below the first upper quarter 4U: edge = 4U-4 (mod 2^64).
+//   - Quarter Q starts at 32-bit word Q·(L+1) - min(Q, 4U), and all five
+//     have cols = L+1 - [Q < 4U] words (R13).
+//   - Row: lo = x*mulLo | 1, hi = (x ^ x>>31)*mulHi, r = (x*mulResult)>>32.
+//   - c<<t as 64-bit words: w0 = lo<<t, w1 = hi<<t | lo>>(64-t),
+//     w2 = hi>>(64-t) (0 when t = 0; at most t < 32 bits); the five 32-bit
+//     masks, each broadcast to 8 lanes.
+//   - Lane j: column j of the five quarters, masked and XORed.
+//   - Parity of every lane: x ^= x>>1, x ^= x>>2 leaves each nibble's
+//     parity in its bit 0; multiplying the masked nibble bits by
+//     0x11111111 adds all 8 of them into bits 28-31 (the lower nibbles
+//     receive sums below 8, so no carry reaches bit 28), and bit 28 is
+//     the lane's parity. Shifted to the sign, VMOVMSKPS gathers the 8
+//     parities: bit j = column j.
+//   - Compare with the result bits and keep only the block's columns
+//     (BZHI clears the bits from cols up and sets ZF when nothing is
+//     left).
+//
+// Clobbers AX, BX, CX, DX, SI, R8-R13, Y0-Y9.
+#define QUERY(fallback) \
+	MOVL $32, SI; \
+	XORQ kernel_seedMix(DI), DX; \
+	SHRXQ SI, DX, BX; \
+	XORQ BX, DX; \
+	IMULQ rowMul<>+24(SB), DX; \
+	SHRXQ SI, DX, BX; \
+	XORQ BX, DX; \
+	IMULQ rowMul<>+24(SB), DX; \
+	SHRXQ SI, DX, BX; \
+	XORQ BX, DX; \
+	MULXQ kernel_numStarts(DI), AX, CX; \
+	MOVQ DX, R8; \
+	MOVQ CX, R10; \
+	ANDL $31, CX; \
+	SHRQ $5, R10; \
+	MOVQ R10, R11; \
+	SUBQ kernel_edge(DI), R11; \
+	CMPQ R11, $4; \
+	JCS  fallback; \
+	MOVQ kernel_upper4(DI), R11; \
+	MOVQ kernel_lower(DI), R13; \
+	LEAQ 1(R13), R12; \
+	CMPQ R10, R11; \
+	CMOVQCS R10, R11; \
+	SBBQ $-1, R13; \
+	IMULQ R12, R10; \
+	SUBQ R11, R10; \
+	MOVQ kernel_data(DI), R9; \
+	LEAQ (R9)(R10*4), R9; \
+	LEAQ (R9)(R13*8), R11; \
+	MOVQ R8, AX; \
+	IMULQ rowMul<>+0(SB), AX; \
+	ORQ $1, AX; \
+	MOVQ R8, BX; \
+	SHRQ $31, BX; \
+	XORQ R8, BX; \
+	IMULQ rowMul<>+8(SB), BX; \
+	IMULQ rowMul<>+16(SB), R8; \
+	SHRQ $32, R8; \
+	MOVQ BX, DX; \
+	SHLQ CX, AX, BX; \
+	SHLQ CX, AX; \
+	SHRQ $1, DX; \
+	XORL $63, CX; \
+	SHRQ CX, DX; \
+	VMOVQ AX, X0; \
+	VPSRLQ $32, X0, X5; \
+	VPBROADCASTD X0, Y0; \
+	VPBROADCASTD X5, Y5; \
+	VMOVQ BX, X1; \
+	VPSRLQ $32, X1, X6; \
+	VPBROADCASTD X1, Y1; \
+	VPBROADCASTD X6, Y6; \
+	VMOVQ DX, X2; \
+	VPBROADCASTD X2, Y2; \
+	VPAND (R9), Y0, Y3; \
+	VPAND (R9)(R13*4), Y5, Y4; \
+	VPAND (R11), Y1, Y7; \
+	VPAND (R11)(R13*4), Y6, Y8; \
+	VPAND (R11)(R13*8), Y2, Y9; \
+	VPXOR Y4, Y3, Y3; \
+	VPXOR Y8, Y7, Y7; \
+	VPXOR Y9, Y3, Y3; \
+	VPXOR Y7, Y3, Y3; \
+	VPSRLD $1, Y3, Y4; \
+	VPXOR Y4, Y3, Y3; \
+	VPSRLD $2, Y3, Y4; \
+	VPXOR Y4, Y3, Y3; \
+	VPBROADCASTD nibbleOnes<>(SB), Y4; \
+	VPAND Y4, Y3, Y3; \
+	VPMULLD Y4, Y3, Y3; \
+	VPSLLD $3, Y3, Y3; \
+	VMOVMSKPS Y3, AX; \
+	XORL R8, AX; \
+	BZHIL R13, AX, AX;
+
 // func containsAVX2(k *kernel, h uint64) bool
 //
 // The whole query of a filter with at most 8 columns (see kernel in
@@ -24,120 +128,16 @@ GLOBL nibbleOnes<>(SB), RODATA|NOPTR, $4
 // c<<t (t = s&31, c the 128 coefficient bits); each quarter holds its
 // cols columns as consecutive 32-bit words, so one 256-bit load per
 // quarter brings columns 0-7, and column j's parity is that of lane j of
-// the XOR of the five masked loads. The rare rows whose quarters are not
-// all in blocks with the same column count (starts in the four quarters
-// below the upper blocks) and the filters the kernel does not serve are
-// answered by queryGeneric.
+// the XOR of the five masked loads (the QUERY macro). The rare rows whose
+// quarters are not all in blocks with the same column count (starts in
+// the four quarters below the upper blocks) and the filters the kernel
+// does not serve are answered by queryGeneric.
 TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 	MOVQ k+0(FP), DI
 	CMPB kernel_avx2(DI), $0
 	JEQ  fallback
 	MOVQ h+8(FP), DX
-
-	// x = Remix(h, seed+1), in DX (MULX reads it there).
-	MOVL $32, SI
-	XORQ kernel_seedMix(DI), DX
-	SHRXQ SI, DX, BX
-	XORQ BX, DX
-	IMULQ rowMul<>+24(SB), DX
-	SHRXQ SI, DX, BX
-	XORQ BX, DX
-	IMULQ rowMul<>+24(SB), DX
-	SHRXQ SI, DX, BX
-	XORQ BX, DX
-
-	// s = hi64(x * numStarts); quarter Q = s>>5, t = s&31.
-	MULXQ kernel_numStarts(DI), AX, CX
-	MOVQ DX, R8 // x
-	MOVQ CX, R10
-	ANDL $31, CX // t
-	SHRQ $5, R10 // Q
-
-	// Quarters Q..Q+4 cross into the upper blocks iff Q is one of the
-	// four below the first upper quarter 4U: edge = 4U-4 (mod 2^64).
-	MOVQ R10, R11
-	SUBQ kernel_edge(DI), R11
-	CMPQ R11, $4
-	JCS  fallback
-
-	// Quarter Q starts at 32-bit word Q·(L+1) - min(Q, 4U), and all five
-	// have cols = L+1 - [Q < 4U] words.
-	MOVQ kernel_upper4(DI), R11
-	MOVQ kernel_lower(DI), R13
-	LEAQ 1(R13), R12
-	CMPQ R10, R11
-	CMOVQCS R10, R11 // min(Q, 4U)
-	SBBQ $-1, R13    // cols
-	IMULQ R12, R10
-	SUBQ R11, R10
-	MOVQ kernel_data(DI), R9
-	LEAQ (R9)(R10*4), R9  // quarter Q
-	LEAQ (R9)(R13*8), R11 // quarter Q+2
-
-	// Row: lo = x*mulLo | 1, hi = (x ^ x>>31)*mulHi, r = (x*mulResult)>>32.
-	MOVQ R8, AX
-	IMULQ rowMul<>+0(SB), AX
-	ORQ $1, AX
-	MOVQ R8, BX
-	SHRQ $31, BX
-	XORQ R8, BX
-	IMULQ rowMul<>+8(SB), BX
-	IMULQ rowMul<>+16(SB), R8
-	SHRQ $32, R8
-
-	// c<<t as 64-bit words: w0 = lo<<t, w1 = hi<<t | lo>>(64-t),
-	// w2 = hi>>(64-t) (0 when t = 0; at most t < 32 bits).
-	MOVQ BX, DX
-	SHLQ CX, AX, BX // w1
-	SHLQ CX, AX     // w0
-	SHRQ $1, DX
-	XORL $63, CX
-	SHRQ CX, DX     // w2
-
-	// The five 32-bit masks, each broadcast to 8 lanes.
-	VMOVQ AX, X0
-	VPSRLQ $32, X0, X5
-	VPBROADCASTD X0, Y0
-	VPBROADCASTD X5, Y5
-	VMOVQ BX, X1
-	VPSRLQ $32, X1, X6
-	VPBROADCASTD X1, Y1
-	VPBROADCASTD X6, Y6
-	VMOVQ DX, X2
-	VPBROADCASTD X2, Y2
-
-	// Lane j: column j of the five quarters, masked and XORed.
-	VPAND (R9), Y0, Y3
-	VPAND (R9)(R13*4), Y5, Y4
-	VPAND (R11), Y1, Y7
-	VPAND (R11)(R13*4), Y6, Y8
-	VPAND (R11)(R13*8), Y2, Y9
-	VPXOR Y4, Y3, Y3
-	VPXOR Y8, Y7, Y7
-	VPXOR Y9, Y3, Y3
-	VPXOR Y7, Y3, Y3
-
-	// Parity of every lane: x ^= x>>1, x ^= x>>2 leaves each nibble's
-	// parity in its bit 0; multiplying the masked nibble bits by
-	// 0x11111111 adds all 8 of them into bits 28-31 (the lower nibbles
-	// receive sums below 8, so no carry reaches bit 28), and bit 28 is the
-	// lane's parity. Shifted to the sign, VMOVMSKPS gathers the 8
-	// parities: bit j = column j.
-	VPSRLD $1, Y3, Y4
-	VPXOR Y4, Y3, Y3
-	VPSRLD $2, Y3, Y4
-	VPXOR Y4, Y3, Y3
-	VPBROADCASTD nibbleOnes<>(SB), Y4
-	VPAND Y4, Y3, Y3
-	VPMULLD Y4, Y3, Y3
-	VPSLLD $3, Y3, Y3
-	VMOVMSKPS Y3, AX
-
-	// Compare with the result bits and keep only the block's columns
-	// (BZHI clears the bits from cols up and sets ZF when nothing is
-	// left).
-	XORL R8, AX
-	BZHIL R13, AX, AX
+	QUERY(fallback)
 	SETEQ ret+16(FP)
 	VZEROUPPER
 	RET
@@ -145,6 +145,40 @@ TEXT ·containsAVX2(SB), NOSPLIT, $0-17
 fallback:
 	// Same arguments and result in the same frame: a tail call.
 	JMP ·queryGeneric(SB)
+
+// The XXH3 macro hashes with the inlineHash at IH(R12): the kernel's, in
+// the Filter.
+#define IH Filter_k+kernel_ih
+#include "xxh3_amd64.h"
+
+// func containsKey(f *Filter, p *byte, n int) bool
+//
+// (*Filter).Contains of the n bytes at p: when f.k.ih.xxh3 (the hasher
+// is XXH3 and the kernel serves the filter), the XXH3 macro hashes keys
+// of 4 to 128 bytes and QUERY evaluates the hash in the same function,
+// no call in between. Other lengths, hashers and filters, and the rare
+// rows next to the lower/upper boundary (QUERY's fallback), tail-jump to
+// containsKeyGo with the frame as it came, which hashes again in Go and
+// answers with ContainsHash.
+TEXT ·containsKey(SB), NOSPLIT, $0-25
+	MOVQ f+0(FP), R12
+	CMPB Filter_k+kernel_ih+inlineHash_xxh3(R12), $0
+	JEQ  keySlow
+	MOVQ p+8(FP), SI
+	MOVQ n+16(FP), CX
+	XXH3(keyCold)
+	LEAQ Filter_k(R12), DI
+	MOVQ R13, DX
+	QUERY(keySlow)
+	SETEQ ret+24(FP)
+	VZEROUPPER
+	RET
+
+keyCold:
+	XXH3_COLD(keySlow)
+
+keySlow:
+	JMP ·containsKeyGo(SB)
 
 // func containsBatchAVX2(k *kernel, hashes *uint64, out *bool, n int) (done int)
 //

@@ -2,6 +2,10 @@
 
 package ribbon
 
+// containsKey is (*Filter).Contains of the n bytes at p: always the Go
+// path.
+func containsKey(f *Filter, p *byte, n int) bool { return containsKeyGo(f, p, n) }
+
 // kernel holds nothing without the amd64 assembly query.
 type kernel struct{}
 
