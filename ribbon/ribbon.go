@@ -134,6 +134,13 @@ func (f *Filter) Stats() bloomery.Stats {
 // calls, which in out-of-cache query loops limit how many queries'
 // misses overlap); other hashers, lengths and platforms take
 // containsKeyGo (Hasher.Sum64, then ContainsHash), with the same answers.
+// Measured on 16-32 byte keys of a 1% filter of 10^6 keys: containsKey
+// executes 111 instructions a query under callgrind (the kernel's 82,
+// about 29 to dispatch and hash) where Hasher.Sum64String and
+// ContainsHash took about 190 in nested calls; interleaved in one
+// process, 25.6 against 30.0 ns for present keys and 25.4 against 31.0
+// for absent ones, 1.24x and 1.18x bloom's Blocked.ContainsString (1.48x
+// and 1.46x before).
 func (f *Filter) Contains(key []byte) bool {
 	return containsKey(f, unsafe.SliceData(key), len(key))
 }
