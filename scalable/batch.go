@@ -51,10 +51,25 @@ func (f *Filter) claimed(hs []uint64, out []bool, from int) {
 				out[i] = out[i] || ok
 			}
 		case *bloom.Filter:
+			// Ask only about the keys no newer link claimed, gathered
+			// into one run so that ContainsBatch can prefetch their
+			// probes (it does on links of 8 MiB or more, and is a
+			// ContainsHash loop below that).
+			var pend [batchLen]uint64
+			var at [batchLen]uint8
+			n := 0
 			for i, h := range hs {
 				if !out[i] {
-					out[i] = l.ContainsHash(h)
+					pend[n], at[n] = h, uint8(i)
+					n++
 				}
+			}
+			if n == 0 {
+				return // every key is claimed: older links cannot change out
+			}
+			l.ContainsBatch(pend[:n], tmp[:n])
+			for c, ok := range tmp[:n] {
+				out[at[c]] = ok
 			}
 		default:
 			for i, h := range hs {
