@@ -96,3 +96,56 @@ func BenchmarkContainsBatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkContainsString queries 16-32 byte string keys (filtertest.Keys)
+// one at a time through the key path (containsKey: on amd64 with XXH3 the
+// hash and the query in one assembly function) and, for comparison, the
+// Go hash chain ContainsHash(Hasher().Sum64String(key)). Probe keys are
+// stored in one buffer, so fetching a key's bytes is no cache miss of
+// its own.
+func BenchmarkContainsString(b *testing.B) {
+	const n, probes = 1_000_000, 1 << 16
+	keys := filtertest.Keys(n, 1)
+	f, err := BuildKeys(keys, Params{FPR: 0.01})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := f.Hasher()
+	for _, c := range []struct {
+		name string
+		src  [][]byte
+	}{{"absent", filtertest.Keys(probes, 2)}, {"present", keys[:probes]}} {
+		var buf []byte
+		ends := make([]int, len(c.src))
+		for i, k := range c.src {
+			buf = append(buf, k...)
+			ends[i] = len(buf)
+		}
+		all := string(buf)
+		probe := make([]string, len(c.src))
+		for i, e := range ends {
+			probe[i] = all[e-len(c.src[i]) : e]
+		}
+		for _, q := range []struct {
+			name string
+			fn   func(string) bool
+		}{
+			{"key", f.ContainsString},
+			{"hash", func(k string) bool { return f.ContainsHash(h.Sum64String(k)) }},
+		} {
+			b.Run(fmt.Sprintf("n=%d/%s/%s", n, c.name, q.name), func(b *testing.B) {
+				hits, i := 0, 0
+				for b.Loop() {
+					if q.fn(probe[i&(probes-1)]) {
+						hits++
+					}
+					i++
+				}
+				reportPerKey(b, 1)
+				if c.name == "present" && hits != i {
+					b.Fatalf("%d hits of %d present keys", hits, i)
+				}
+			})
+		}
+	}
+}
