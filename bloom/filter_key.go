@@ -1,9 +1,8 @@
 package bloom
 
 import (
-	"math/bits"
-
 	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/xxh3key"
 )
 
 // inlineHash is what the amd64 key methods (addKey, containsKey in
@@ -28,32 +27,13 @@ type inlineHash struct {
 	flip8 uint64
 }
 
-// xxh3Secret holds the first 128 bytes of XXH3's default secret (the
-// reference's kSecret) as little-endian words: word i is bytes 8i..8i+7.
-// TestKeyHashMatches checks the assembly built on them against
-// hashing.XXH3 at every length from 0 to 256.
-var xxh3Secret = [16]uint64{
-	0xbe4ba423396cfeb8, 0x1cad21f72c81017c, 0xdb979083e96dd4de, 0x1f67b3b7a4a44072,
-	0x78e5c0cc4ee679cb, 0x2172ffcc7dd05a82, 0x8e2443f7744608b8, 0x4c263a81e69035e0,
-	0xcb00c391bb52283c, 0xa32e531b8b65d088, 0x4ef90da297486471, 0xd8acdea946ef1938,
-	0x3f349ce33f76faa8, 0x1d4f0bc7c7bbdcf9, 0x3159b4cd4be0518a, 0x647378d9c97e9fc8,
-}
-
+// inlineHashOf is the inlineHash of hasher h (words from package
+// xxh3key): the zero value unless h is XXH3.
 func inlineHashOf(h hashing.Hasher) inlineHash {
 	if h.Alg() != hashing.AlgXXH3 {
 		return inlineHash{}
 	}
 	seed := h.Seed()
-	ih := inlineHash{xxh3: true, seed: seed}
-	for i, w := range xxh3Secret {
-		if i%2 == 0 {
-			ih.mix[i] = w + seed
-		} else {
-			ih.mix[i] = w - seed
-		}
-	}
-	ih.lo16 = (xxh3Secret[3] ^ xxh3Secret[4]) + seed
-	ih.hi16 = (xxh3Secret[5] ^ xxh3Secret[6]) - seed
-	ih.flip8 = (xxh3Secret[1] ^ xxh3Secret[2]) - (seed ^ uint64(bits.ReverseBytes32(uint32(seed)))<<32)
-	return ih
+	w := xxh3key.Of(seed)
+	return inlineHash{xxh3: true, seed: seed, mix: w.Mix, lo16: w.Lo16, hi16: w.Hi16, flip8: w.Flip8}
 }

@@ -1,0 +1,49 @@
+// Package xxh3key precomputes, for one seed, the words with which the
+// families' assembly key paths (bloom's and ribbon's xxh3_amd64.h) hash a
+// short key with seeded XXH3-64 themselves, so that each input word costs
+// one XOR with a memory operand instead of loading a secret word and
+// adding or subtracting the seed.
+//
+// The words follow the reference XXH3 (XXH3_64bits_withSeed) for inputs of
+// 4 to 128 bytes; the families' tests pin their assembly to
+// hashing.XXH3 at every length from 0 to 256.
+package xxh3key
+
+import "math/bits"
+
+// secret holds the first 128 bytes of XXH3's default secret (the
+// reference's kSecret) as little-endian words: word i is bytes 8i..8i+7.
+var secret = [16]uint64{
+	0xbe4ba423396cfeb8, 0x1cad21f72c81017c, 0xdb979083e96dd4de, 0x1f67b3b7a4a44072,
+	0x78e5c0cc4ee679cb, 0x2172ffcc7dd05a82, 0x8e2443f7744608b8, 0x4c263a81e69035e0,
+	0xcb00c391bb52283c, 0xa32e531b8b65d088, 0x4ef90da297486471, 0xd8acdea946ef1938,
+	0x3f349ce33f76faa8, 0x1d4f0bc7c7bbdcf9, 0x3159b4cd4be0518a, 0x647378d9c97e9fc8,
+}
+
+// Words are the seed-combined secret words of XXH3's short-input paths.
+type Words struct {
+	// Mix[i] is the secret word at byte 8i plus the seed for even i,
+	// minus the seed for odd i: the keys of the 17-128 byte path's 16-byte
+	// mixes.
+	Mix [16]uint64
+	// Lo16 and Hi16 key the 9-16 byte path: (S24^S32)+seed, (S40^S48)-seed.
+	Lo16, Hi16 uint64
+	// Flip8 keys the 4-8 byte path: (S8^S16) - (seed ^ bswap32(seed)<<32).
+	Flip8 uint64
+}
+
+// Of returns the words for seed.
+func Of(seed uint64) Words {
+	var w Words
+	for i, s := range secret {
+		if i%2 == 0 {
+			w.Mix[i] = s + seed
+		} else {
+			w.Mix[i] = s - seed
+		}
+	}
+	w.Lo16 = (secret[3] ^ secret[4]) + seed
+	w.Hi16 = (secret[5] ^ secret[6]) - seed
+	w.Flip8 = (secret[1] ^ secret[2]) - (seed ^ uint64(bits.ReverseBytes32(uint32(seed)))<<32)
+	return w
+}
