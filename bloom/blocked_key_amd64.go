@@ -2,7 +2,7 @@
 
 package bloom
 
-// blockedAddKey is (*Blocked).Add of the n bytes at p: when f.inline.xxh3
+// blockedAddKey is (*Blocked).Add of the n bytes at p: when f.inline.XXH3
 // and 4 <= n <= 128, it hashes them with XXH3 (the macro of
 // xxh3_amd64.h) and sets the probes in one leaf function
 // (blocked_key_amd64.s), with atomic bit sets in concurrent mode;

@@ -104,7 +104,7 @@ GLOBL bconsts<>(SB), RODATA|NOPTR, $32
 // goes to blockedContainsKeyGo.
 TEXT ·blockedContainsKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
-	CMPB Blocked_inline+inlineHash_xxh3(R12), $0
+	CMPB Blocked_inline+inlineHash_XXH3(R12), $0
 	JEQ  bcSlow
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -179,7 +179,7 @@ bcSlow:
 // blockedAddKeyGo.
 TEXT ·blockedAddKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
-	CMPB Blocked_inline+inlineHash_xxh3(R12), $0
+	CMPB Blocked_inline+inlineHash_XXH3(R12), $0
 	JEQ  baSlow
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX

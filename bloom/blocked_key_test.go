@@ -225,7 +225,7 @@ func TestBlockedInlineHashSet(t *testing.T) {
 		want := inlineHash{}
 		if h.Alg() == hashing.AlgXXH3 {
 			want = inlineHashOf(h)
-			if !want.xxh3 || want.seed != h.Seed() {
+			if !want.XXH3 || want.Seed != h.Seed() {
 				t.Fatalf("%v: inlineHashOf gives %+v", h, want)
 			}
 		}
@@ -253,7 +253,7 @@ func TestBlockedInlineHashSet(t *testing.T) {
 		}
 	}
 	f, _ := NewBlockedForCapacity(10, 0.01)
-	if f.inline != inlineHashOf(hashing.XXH3(0)) || !f.inline.xxh3 {
+	if f.inline != inlineHashOf(hashing.XXH3(0)) || !f.inline.XXH3 {
 		t.Errorf("NewBlockedForCapacity: inline %+v", f.inline)
 	}
 }

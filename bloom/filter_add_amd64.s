@@ -154,7 +154,7 @@ keyHashNo:
 // instead of ten).
 TEXT ·addKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
-	CMPB Filter_inline+inlineHash_xxh3(R12), $0
+	CMPB Filter_inline+inlineHash_XXH3(R12), $0
 	JEQ  addKeySlow
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -201,7 +201,7 @@ addKeySlow:
 // bound.
 TEXT ·containsKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
-	CMPB Filter_inline+inlineHash_xxh3(R12), $0
+	CMPB Filter_inline+inlineHash_XXH3(R12), $0
 	JEQ  containsKeySlow
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX

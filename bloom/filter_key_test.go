@@ -171,7 +171,7 @@ func TestInlineHashSet(t *testing.T) {
 		want := inlineHash{}
 		if h.Alg() == hashing.AlgXXH3 {
 			want = inlineHashOf(h)
-			if !want.xxh3 || want.seed != h.Seed() {
+			if !want.XXH3 || want.Seed != h.Seed() {
 				t.Fatalf("%v: inlineHashOf gives %+v", h, want)
 			}
 		} else if inlineHashOf(h) != want {
@@ -201,7 +201,7 @@ func TestInlineHashSet(t *testing.T) {
 		}
 	}
 	f, _ := NewForCapacity(10, 0.01)
-	if f.inline != inlineHashOf(hashing.XXH3(0)) || !f.inline.xxh3 {
+	if f.inline != inlineHashOf(hashing.XXH3(0)) || !f.inline.XXH3 {
 		t.Errorf("NewForCapacity: inline %+v", f.inline)
 	}
 	var zero Filter // no words, k = 0: every key "may be present", through either path

@@ -16,10 +16,10 @@ DATA xxh3consts<>+16(SB)/8, $0x9fb21c651e98df25 // rrmxmx multiplier
 GLOBL xxh3consts<>(SB), RODATA|NOPTR, $24
 
 // The keyed secret words of the filter at R12 (see inlineHash).
-#define MIXKEY(i) IH+inlineHash_mix+8*(i)(R12)
-#define LO16 IH+inlineHash_lo16(R12)
-#define HI16 IH+inlineHash_hi16(R12)
-#define FLIP8 IH+inlineHash_flip8(R12)
+#define MIXKEY(i) IH+inlineHash_Mix+8*(i)(R12)
+#define LO16 IH+inlineHash_Lo16(R12)
+#define HI16 IH+inlineHash_Hi16(R12)
+#define FLIP8 IH+inlineHash_Flip8(R12)
 
 // MIX16 adds to R13 the folded 128-bit product of the input words at a
 // and b XORed with the keyed secret words i and i+1. Clobbers AX, DX.

@@ -55,8 +55,8 @@ func TestInlineHashEveryConstructor(t *testing.T) {
 				if f.k.ih != want {
 					t.Fatalf("%v fpr %g constructor %d: ih %+v, want %+v", h, fpr, i, f.k.ih, want)
 				}
-				if fast := haveAVX2 && fpr == 0.01 && h.Alg() == hashing.AlgXXH3; f.k.ih.xxh3 != fast {
-					t.Fatalf("%v fpr %g constructor %d: assembly key path %v, want %v", h, fpr, i, f.k.ih.xxh3, fast)
+				if fast := haveAVX2 && fpr == 0.01 && h.Alg() == hashing.AlgXXH3; f.k.ih.XXH3 != fast {
+					t.Fatalf("%v fpr %g constructor %d: assembly key path %v, want %v", h, fpr, i, f.k.ih.XXH3, fast)
 				}
 			}
 		}
@@ -86,7 +86,7 @@ func TestContainsKeyRandomLayouts(t *testing.T) {
 					f.data[i] = rng.Uint64()
 				}
 				f.setKernel()
-				if !f.k.ih.xxh3 {
+				if !f.k.ih.XXH3 {
 					t.Fatalf("lower %d, %d blocks: assembly key path not used", lower, blocks)
 				}
 				yes := 0

@@ -42,7 +42,7 @@ type kernel struct {
 	// without executing any vector instruction.
 	avx2 bool
 	// ih is inlineHashOf(hasher) when avx2 is set, else the zero value:
-	// ih.xxh3 is containsKey's one test for its assembly path.
+	// ih.XXH3 is containsKey's one test for its assembly path.
 	ih inlineHash
 }
 

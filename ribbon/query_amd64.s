@@ -153,7 +153,7 @@ fallback:
 
 // func containsKey(f *Filter, p *byte, n int) bool
 //
-// (*Filter).Contains of the n bytes at p: when f.k.ih.xxh3 (the hasher
+// (*Filter).Contains of the n bytes at p: when f.k.ih.XXH3 (the hasher
 // is XXH3 and the kernel serves the filter), the XXH3 macro hashes keys
 // of 4 to 128 bytes and QUERY evaluates the hash in the same function,
 // no call in between. Other lengths, hashers and filters, and the rare
@@ -162,7 +162,7 @@ fallback:
 // answers with ContainsHash.
 TEXT ·containsKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
-	CMPB Filter_k+kernel_ih+inlineHash_xxh3(R12), $0
+	CMPB Filter_k+kernel_ih+inlineHash_XXH3(R12), $0
 	JEQ  keySlow
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX

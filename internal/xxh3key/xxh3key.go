@@ -9,7 +9,11 @@
 // hashing.XXH3 at every length from 0 to 256.
 package xxh3key
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/bloomery/bloomery/hashing"
+)
 
 // secret holds the first 128 bytes of XXH3's default secret (the
 // reference's kSecret) as little-endian words: word i is bytes 8i..8i+7.
@@ -20,8 +24,17 @@ var secret = [16]uint64{
 	0x3f349ce33f76faa8, 0x1d4f0bc7c7bbdcf9, 0x3159b4cd4be0518a, 0x647378d9c97e9fc8,
 }
 
-// Words are the seed-combined secret words of XXH3's short-input paths.
-type Words struct {
+// Key is what an assembly key path reads to hash a key with a filter's
+// hasher itself. XXH3 is set exactly when the hasher is XXH3, and then
+// the other fields are the secret words of XXH3's short-input paths
+// already combined with the seed. A filter embeds it as a defined type of
+// its own package (type inlineHash xxh3key.Key), so that its go_asm.h
+// names the field offsets (inlineHash_Mix...); a filter left with the
+// zero Key is still correct, only slower (every key takes the Go path
+// through Hasher.Sum64).
+type Key struct {
+	XXH3 bool
+	Seed uint64
 	// Mix[i] is the secret word at byte 8i plus the seed for even i,
 	// minus the seed for odd i: the keys of the 17-128 byte path's 16-byte
 	// mixes.
@@ -32,18 +45,22 @@ type Words struct {
 	Flip8 uint64
 }
 
-// Of returns the words for seed.
-func Of(seed uint64) Words {
-	var w Words
+// For returns the Key of hasher h: the zero value unless h is XXH3.
+func For(h hashing.Hasher) Key {
+	if h.Alg() != hashing.AlgXXH3 {
+		return Key{}
+	}
+	seed := h.Seed()
+	k := Key{XXH3: true, Seed: seed}
 	for i, s := range secret {
 		if i%2 == 0 {
-			w.Mix[i] = s + seed
+			k.Mix[i] = s + seed
 		} else {
-			w.Mix[i] = s - seed
+			k.Mix[i] = s - seed
 		}
 	}
-	w.Lo16 = (secret[3] ^ secret[4]) + seed
-	w.Hi16 = (secret[5] ^ secret[6]) - seed
-	w.Flip8 = (secret[1] ^ secret[2]) - (seed ^ uint64(bits.ReverseBytes32(uint32(seed)))<<32)
-	return w
+	k.Lo16 = (secret[3] ^ secret[4]) + seed
+	k.Hi16 = (secret[5] ^ secret[6]) - seed
+	k.Flip8 = (secret[1] ^ secret[2]) - (seed ^ uint64(bits.ReverseBytes32(uint32(seed)))<<32)
+	return k
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/bloomery/bloomery/hashing"
 )
 
-// sum64 is seeded XXH3-64 of 4 to 16 bytes computed from Words alone, as
+// sum64 is seeded XXH3-64 of 4 to 16 bytes computed from a Key alone, as
 // the assembly key paths compute it: the 4-8 byte path keyed by Flip8,
 // the 9-16 byte path keyed by Lo16 and Hi16.
-func sum64(w *Words, b []byte) uint64 {
+func sum64(w *Key, b []byte) uint64 {
 	n := uint64(len(b))
 	le32 := func(i int) uint64 { return uint64(binary.LittleEndian.Uint32(b[i:])) }
 	le64 := func(i int) uint64 { return binary.LittleEndian.Uint64(b[i:]) }
@@ -33,7 +33,7 @@ func sum64(w *Words, b []byte) uint64 {
 	return acc ^ acc>>32
 }
 
-// TestWordsAgainstXXH3 checks the 4-16 byte words against hashing.XXH3
+// TestWordsAgainstXXH3 checks the 4-16 byte words of a Key against hashing.XXH3
 // for many seeds, lengths and contents; the families' tests check the
 // 17-128 byte words (Mix) through their assembly at every length.
 func TestWordsAgainstXXH3(t *testing.T) {
@@ -44,15 +44,15 @@ func TestWordsAgainstXXH3(t *testing.T) {
 	}
 	b := make([]byte, 16)
 	for _, seed := range seeds {
-		w := Of(seed)
 		h := hashing.XXH3(seed)
+		w := For(h)
 		for n := 4; n <= 16; n++ {
 			for range 50 {
 				for i := range b[:n] {
 					b[i] = byte(r.Uint32())
 				}
 				if got, want := sum64(&w, b[:n]), h.Sum64(b[:n]); got != want {
-					t.Fatalf("seed %#x, %d bytes %x: %#x from Words, XXH3 %#x", seed, n, b[:n], got, want)
+					t.Fatalf("seed %#x, %d bytes %x: %#x from the Key, XXH3 %#x", seed, n, b[:n], got, want)
 				}
 			}
 		}
@@ -60,12 +60,22 @@ func TestWordsAgainstXXH3(t *testing.T) {
 }
 
 // TestMixWords checks that Mix alternates adding and subtracting the seed
-// on XXH3's default secret, whose first word is 0xbe4ba423396cfeb8.
+// on XXH3's default secret, whose first word is 0xbe4ba423396cfeb8, and
+// that only XXH3 hashers get a Key.
 func TestMixWords(t *testing.T) {
 	seed := uint64(12345)
-	w0, w := Of(0), Of(seed)
+	w0, w := For(hashing.XXH3(0)), For(hashing.XXH3(seed))
+	if !w.XXH3 || w.Seed != seed {
+		t.Fatalf("For(XXH3(%d)) = %+v", seed, w)
+	}
+	var sip [16]byte
+	for _, h := range []hashing.Hasher{hashing.XXH64(1), hashing.SipHash(sip)} {
+		if k := For(h); k != (Key{}) {
+			t.Fatalf("For(%v) = %+v, want the zero Key", h, k)
+		}
+	}
 	if w0.Mix[0] != 0xbe4ba423396cfeb8 {
-		t.Fatalf("Of(0).Mix[0] = %#x", w0.Mix[0])
+		t.Fatalf("For(XXH3(0)).Mix[0] = %#x", w0.Mix[0])
 	}
 	for i := range w.Mix {
 		want := w0.Mix[i] + seed
