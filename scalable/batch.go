@@ -20,7 +20,7 @@ func (f *Filter) ContainsBatch(keys [][]byte, out []bool) {
 		for i := range n {
 			hs[i] = f.p.Hasher.Sum64(keys[i])
 		}
-		f.claimed(hs[:n], out[:n], 0)
+		f.claimed(hs[:n], out[:n], 0, len(f.links))
 		keys, out = keys[n:], out[n:]
 	}
 }
@@ -31,17 +31,18 @@ func (f *Filter) ContainsHashBatch(hs []uint64, out []bool) {
 	_ = out[:len(hs)]
 	for len(hs) > 0 {
 		n := min(len(hs), batchLen)
-		f.claimed(hs[:n], out[:n], 0)
+		f.claimed(hs[:n], out[:n], 0, len(f.links))
 		hs, out = hs[n:], out[n:]
 	}
 }
 
-// claimed sets out[i] to whether any of links[from:] claims hs[i], asking
-// the newest link first; len(hs) <= batchLen and len(out) == len(hs).
-func (f *Filter) claimed(hs []uint64, out []bool, from int) {
+// claimed sets out[i] to whether any of links[from:to] claims hs[i],
+// asking the newest of them first; len(hs) <= batchLen and
+// len(out) == len(hs).
+func (f *Filter) claimed(hs []uint64, out []bool, from, to int) {
 	clear(out)
 	var tmp [batchLen]bool
-	for j := len(f.links) - 1; j >= from; j-- {
+	for j := to - 1; j >= from; j-- {
 		switch l := f.links[j].(type) {
 		case *bloom.Blocked:
 			// One prefetched pass over the block beats skipping the keys
@@ -91,41 +92,65 @@ func (f *Filter) claimed(hs []uint64, out []bool, from int) {
 // It never appends a link, so it does not allocate.
 //
 // Equivalence with one-at-a-time adds: a block of up to 64 hashes is first
-// checked against every link (overlapping the memory loads of independent
-// keys), then taken in order. Only the newest link changes while the block
-// is taken, so a hash no link claimed at the start is claimed at its turn
-// exactly when the newest link now holds all its bits; the newest link's
-// AddHash reports that (false, changing nothing) or sets the bits (true).
-// So a duplicate later in the batch, or a key that earlier adds of the
-// batch made a false positive, answers false, as in the sequential path;
-// and growth happens at the same hash, so the replies, Len and the bit
-// arrays are identical to sequential TryAddHash calls.
+// checked against the older links (overlapping the memory loads of
+// independent keys); they do not change while the block is taken. The
+// hashes none of them claims are then added to the newest link in order,
+// and its AddHash reports false, changing nothing, exactly when all of a
+// hash's bits are already set there, which is when TryAddHash's test of
+// the newest link would have claimed it (the argument of TryAddHash). So
+// a duplicate later in the batch, or a key that earlier adds of the batch
+// made a false positive, answers false, as in the sequential path; and
+// growth happens at the same hash, so the replies, Len and the bit arrays
+// are identical to sequential TryAddHash calls. When the newest link has
+// room for every unclaimed hash of the block (each takes at most one
+// place) they go to it in one bloom.Filter.AddHashBatch, which prefetches
+// their probe words ahead of setting them; otherwise they are taken one
+// at a time, testing the newest link before stopping for a hash it would
+// not take.
 //
-// Cost: one probe of every link per hash (early exit per link), plus the
-// newest link's add for the hashes no link claimed.
+// Cost: one probe of every older link per hash (early exit per link), and
+// one add to the newest link for each hash no older link claimed.
 func (f *Filter) AddHashBatch(hs []uint64, out []bool) int {
 	_ = out[:len(hs)]
 	done := 0
-	var claimed [batchLen]bool
+	var claimed, fresh [batchLen]bool
+	var pend [batchLen]uint64
+	var at [batchLen]uint8
 	for len(hs) > 0 {
 		n := min(len(hs), batchLen)
-		f.claimed(hs[:n], claimed[:n], 0)
-		last := f.links[len(f.links)-1]
+		older := len(f.links) - 1
+		f.claimed(hs[:n], claimed[:n], 0, older)
+		last := f.links[older]
 		room := last.Cap() - last.Len() // new keys the newest link takes before growth
+		np := 0
 		for i, h := range hs[:n] {
-			if claimed[i] {
-				out[i] = false
-				continue
+			out[i] = false
+			if !claimed[i] {
+				pend[np], at[np] = h, uint8(i)
+				np++
 			}
-			if room <= 0 {
-				return done + i
+		}
+		if l, ok := last.(*bloom.Filter); ok && np <= room {
+			f.count += l.AddHashBatch(pend[:np], fresh[:np])
+			for c, ok := range fresh[:np] {
+				out[at[c]] = ok
 			}
-			if last.AddHash(h) {
-				f.count++
-				room--
-				out[i] = true
-			} else {
-				out[i] = false
+		} else {
+			for i, h := range hs[:n] {
+				if claimed[i] {
+					continue
+				}
+				if room <= 0 {
+					if last.ContainsHash(h) {
+						continue // the newest link claims it: no growth
+					}
+					return done + i
+				}
+				if last.AddHash(h) {
+					f.count++
+					room--
+					out[i] = true
+				}
 			}
 		}
 		done += n
