@@ -120,94 +120,112 @@ func (f *Filter[T]) ContainsHash(h uint64) bool {
 	return false // the empty filter
 }
 
-// batchGroup is the number of keys ContainsBatch locates and prefetches
-// at a time: with the next group in flight while one is checked, 2*32 keys
-// (up to 256 cells) are enough to cover a DRAM latency, and the positions
-// stay in L1.
-const batchGroup = 32
+// ContainsBatch pipeline: keys are located (positions and fingerprint
+// computed, cells prefetched) batchGroup at a time, batchAhead keys ahead
+// of the key being checked, through a ring of batchRing keys' positions.
+// Small groups interleave the prefetches with the checks: at 10^8 keys
+// (fuse8, 113 MB) the batch is bound by how many misses are in flight,
+// and a burst of 96 prefetches (the former 32-key groups, one group
+// ahead) stalled on the core's miss buffers with the checks queued
+// behind it. Groups of 8 keys, 24 keys ahead, answered 15-20% faster
+// there (about 29 against 35 ns per key, medians of 7 alternated runs),
+// and no slower in cache.
+const (
+	batchGroup = 8
+	batchAhead = 3 * batchGroup
+	batchRing  = 32 // >= batchAhead + batchGroup, a power of two and a multiple of batchGroup
+)
 
 // ContainsBatch sets out[i] to ContainsHash(hashes[i]) for every i. It
 // panics if len(out) < len(hashes).
 //
-// It is software pipelined over groups of 32 keys: it computes the
-// positions of group g+1 and prefetches their cells (PREFETCHT0 on amd64;
-// elsewhere, and with the purego tag, it relies on out-of-order execution
-// alone), then compares the fingerprints of group g, whose cells have
-// arrived meanwhile. Prefetches retire at once, so many more misses are in
-// flight than a loop of ContainsHash calls achieves; on arrays much larger
-// than the last-level cache this answers several times faster per key.
-// It does not allocate.
+// It is software pipelined: it computes the positions of the keys 24
+// places ahead, 8 at a time, and prefetches their cells (PREFETCHT0 on
+// amd64; elsewhere, and with the purego tag, it relies on out-of-order
+// execution alone) before it compares the fingerprints of the current 8,
+// whose cells have arrived meanwhile. Prefetches retire at once, so many
+// more misses are in flight than a loop of ContainsHash calls achieves;
+// on arrays much larger than the last-level cache this answers several
+// times faster per key. It does not allocate.
 func (f *Filter[T]) ContainsBatch(hashes []uint64, out []bool) {
 	out = out[:len(hashes)]
 	if len(f.fps) == 0 {
 		clear(out)
 		return
 	}
-	var pos [2][batchGroup * 4]uint64
-	var want [2][batchGroup]T
-	cur := 0
-	g := min(len(hashes), batchGroup)
-	f.locate(hashes[:g], &pos[0], &want[0])
-	for start := 0; start < len(hashes); {
-		end := start + g
-		next := min(len(hashes)-end, batchGroup)
-		if next > 0 {
-			f.locate(hashes[end:end+next], &pos[cur^1], &want[cur^1])
+	var pos [batchRing * 4]uint64
+	var want [batchRing]T
+	n := len(hashes)
+	planned := 0
+	for planned < n && planned < batchAhead {
+		planned = f.locate(hashes, planned, &pos, &want)
+	}
+	for i := 0; i < n; i += batchGroup {
+		if planned < n {
+			planned = f.locate(hashes, planned, &pos, &want)
 		}
-		f.check(&pos[cur], &want[cur], out[start:end])
-		cur ^= 1
-		start, g = end, next
+		f.check(&pos, &want, i, out[i:min(i+batchGroup, n)])
 	}
 }
 
-// locate computes the positions and fingerprints of up to batchGroup keys
-// and prefetches their cells.
-func (f *Filter[T]) locate(hs []uint64, pos *[batchGroup * 4]uint64, want *[batchGroup]T) {
+// locate computes the positions and fingerprints of
+// hashes[from:from+batchGroup] (fewer at the end) into the ring slots
+// from%batchRing..., prefetches their cells and returns the index after
+// the last one. from is a multiple of batchGroup, so the slots do not
+// wrap around the ring; slot r's positions are pos[arity*r:][:arity].
+func (f *Filter[T]) locate(hs []uint64, from int, pos *[batchRing * 4]uint64, want *[batchRing]T) int {
+	end := min(from+batchGroup, len(hs))
+	r0 := from & (batchRing - 1)
 	seed, span := f.seed, f.geo.span
-	s, m := f.geo.segLen, f.geo.segLen-1
-	var np int
-	if f.geo.arity == 3 {
-		for i, h := range hs[:min(len(hs), batchGroup)] {
+	s, m := f.geo.segLen, f.geo.mask
+	arity := f.geo.arity
+	if arity == 3 {
+		for i, h := range hs[from:end] {
 			x := mix(h, seed)
-			want[i] = T(x ^ x>>32)
+			r := r0 + i
+			want[r&(batchRing-1)] = T(x ^ x>>32)
 			h0 := hashing.Reduce(x, span)
-			p := pos[3*i : 3*i+3 : 3*i+3]
+			p := (*[3]uint64)(pos[3*(r&(batchRing-1)):])
 			p[0], p[1], p[2] = h0, (h0+s)^(x>>18&m), (h0+2*s)^(x&m)
 		}
-		np = 3 * len(hs)
 	} else {
-		for i, h := range hs[:min(len(hs), batchGroup)] {
+		for i, h := range hs[from:end] {
 			x := mix(h, seed)
-			want[i] = T(x ^ x>>32)
+			r := r0 + i
+			want[r&(batchRing-1)] = T(x ^ x>>32)
 			h0 := hashing.Reduce(x, span)
-			p := pos[4*i : 4*i+4 : 4*i+4]
+			p := (*[4]uint64)(pos[4*(r&(batchRing-1)):])
 			p[0], p[1], p[2], p[3] = h0, (h0+s)^(x&m), (h0+2*s)^(x>>16&m), (h0+3*s)^(x>>32&m)
 		}
-		np = 4 * len(hs)
 	}
 	if prefetch.Enabled {
+		np := arity * (end - from)
 		switch fps := any(f.fps).(type) {
 		case []uint8:
-			prefetch.Index8(&fps[0], &pos[0], np)
+			prefetch.Index8(&fps[0], &pos[arity*r0], np)
 		case []uint16:
-			prefetch.Index16(&fps[0], &pos[0], np)
+			prefetch.Index16(&fps[0], &pos[arity*r0], np)
 		}
 	}
+	return end
 }
 
-// check compares the located keys' fingerprints with their cells.
-func (f *Filter[T]) check(pos *[batchGroup * 4]uint64, want *[batchGroup]T, out []bool) {
+// check sets out[j] for the located keys in ring slots (from+j)%batchRing:
+// whether the fingerprint equals the XOR of the cells.
+func (f *Filter[T]) check(pos *[batchRing * 4]uint64, want *[batchRing]T, from int, out []bool) {
 	fps := f.fps
 	if f.geo.arity == 3 {
-		for i := range out[:min(len(out), batchGroup)] {
-			p := pos[3*i : 3*i+3 : 3*i+3]
-			out[i] = want[i] == fps[p[0]]^fps[p[1]]^fps[p[2]]
+		for j := range out {
+			r := (from + j) & (batchRing - 1)
+			p := (*[3]uint64)(pos[3*r:])
+			out[j] = want[r] == cell(fps, p[0])^cell(fps, p[1])^cell(fps, p[2])
 		}
 		return
 	}
-	for i := range out[:min(len(out), batchGroup)] {
-		p := pos[4*i : 4*i+4 : 4*i+4]
-		out[i] = want[i] == fps[p[0]]^fps[p[1]]^fps[p[2]]^fps[p[3]]
+	for j := range out {
+		r := (from + j) & (batchRing - 1)
+		p := (*[4]uint64)(pos[4*r:])
+		out[j] = want[r] == cell(fps, p[0])^cell(fps, p[1])^cell(fps, p[2])^cell(fps, p[3])
 	}
 }
 
