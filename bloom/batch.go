@@ -12,9 +12,11 @@ import (
 // 16-32 independent misses are always in flight.
 const batchGroup = 16
 
-// ContainsBatch pipeline: keys are planned (block offset computed, line
-// prefetched) batchGroup at a time, batchAhead keys ahead of the key
-// being probed, through a ring of batchRing offsets. batchAhead is two
+// ContainsBatch pipeline (the Go one; see ContainsBatch): keys are
+// planned (block offset computed, line prefetched) batchGroup at a time,
+// batchAhead keys ahead of the key being probed, through a ring of
+// batchRing offsets (the assembly loop prefetches batchAhead keys ahead
+// too, one key at a time). batchAhead is two
 // groups: one group ahead (the AddBatch pipeline) gave a line only the
 // time of probing 16 keys, about as long as a DRAM miss on the
 // development VM, and at 10^8 keys the probes still waited for it;
@@ -29,14 +31,22 @@ const (
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i. It
 // panics if len(out) < len(hashes).
 //
-// It computes the block addresses of hashes 32 positions ahead, 16 at a
-// time, and prefetches their lines (PREFETCHT0 on amd64, plain loads
-// elsewhere) before probing the current 16 with a branch-free in-line
-// check, so independent DRAM misses overlap instead of being paid one
-// after another: on a filter much larger than the cache this costs a
-// fraction of a dependent miss per key. It does not allocate.
+// It prefetches the lines of hashes 32 positions ahead of the one it
+// checks, with a branch-free check, so independent DRAM misses overlap
+// instead of being paid one after another: on a filter much larger than
+// the cache this costs a fraction of a dependent miss per key. On amd64
+// with BMI1 and BMI2, outside the concurrent mode and for k <= 7, one
+// assembly loop (containsBatchAsm) does it key by key: prefetch the line
+// of key i+32, check key i. Otherwise the Go pipeline below computes the
+// block addresses 16 at a time, prefetches them (PREFETCHT0 on amd64,
+// plain loads elsewhere) and probes the current 16. It does not
+// allocate.
 func (f *Blocked) ContainsBatch(hashes []uint64, out []bool) {
 	out = out[:len(hashes)]
+	if haveProbeAsm && !f.concurrent && f.k <= 7 && len(hashes) > 0 {
+		containsBatchAsm(unsafe.Pointer(unsafe.SliceData(f.words)), f.blocks, &hashes[0], &out[0], len(hashes), f.k, batchAhead)
+		return
+	}
 	var ring [batchRing]uint64
 	n := len(hashes)
 	planned := 0

@@ -1,0 +1,62 @@
+package bloom
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/bloomery/bloomery/internal/filtertest"
+)
+
+// TestContainsBatchAsm checks the assembly batch loop directly against
+// ContainsHash for every k it takes (1-7), at prefetch distances below,
+// at and above the batch length (so the warm-up, the prefetching part and
+// the tail without prefetches each run alone and together), on members
+// and non-members, and that it writes nothing past out[n-1].
+func TestContainsBatchAsm(t *testing.T) {
+	if !haveProbeAsm {
+		t.Skip("no assembly batch loop on this platform or CPU")
+	}
+	const n = 3000
+	hs := filtertest.Hashes(n, 5)
+	probes := append(filtertest.Hashes(2000, 6), hs[:2000]...)
+	for k := 1; k <= 7; k++ {
+		f, err := NewBlocked(Params{Capacity: n, BitsPerKey: 10, HashFuncs: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hs {
+			f.AddHash(h)
+		}
+		want := make([]bool, len(probes))
+		pos, neg := 0, 0
+		for i, h := range probes {
+			want[i] = f.ContainsHash(h)
+			if want[i] {
+				pos++
+			} else {
+				neg++
+			}
+		}
+		if pos < 2000 || neg == 0 {
+			t.Fatalf("k=%d: %d true and %d false answers: the comparison would not test both", k, pos, neg)
+		}
+		out := make([]bool, len(probes)+1)
+		for _, l := range []int{1, 2, 7, 31, 32, 33, 100, 1024, len(probes)} {
+			for _, ahead := range []int{1, 5, 31, 32, 33, 2000, 10000} {
+				for start := 0; start+l <= len(probes); start += max(l, 997) {
+					clear(out)
+					out[l] = true
+					containsBatchAsm(unsafe.Pointer(&f.words[0]), f.blocks, &probes[start], &out[0], l, k, ahead)
+					for i := range l {
+						if out[i] != want[start+i] {
+							t.Fatalf("k=%d len %d ahead %d at %d: out[%d] = %v, ContainsHash %v", k, l, ahead, start, i, out[i], want[start+i])
+						}
+					}
+					if !out[l] {
+						t.Fatalf("k=%d len %d ahead %d: wrote past out[n-1]", k, l, ahead)
+					}
+				}
+			}
+		}
+	}
+}
