@@ -232,9 +232,12 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	bySegment(keys, seed, g.segCount, b.starts, b.order)
 	var dups int
 	var ok bool
-	if g.arity == 3 {
+	switch {
+	case g.cells >= fifoMinCells:
+		dups, ok = addAhead(g.arity, b.order, b.count, b.xors, g.span, g.segLen)
+	case g.arity == 3:
 		dups, ok = add3(b.order, b.count, b.xors, g.span, g.segLen)
-	} else {
+	default:
 		dups, ok = add4(b.order, b.count, b.xors, g.span, g.segLen)
 	}
 	if !ok {

@@ -1,6 +1,12 @@
 package fuse
 
-import "github.com/bloomery/bloomery/hashing"
+import (
+	"encoding/binary"
+	"math/bits"
+
+	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/prefetch"
+)
 
 // The phases of one construction attempt (see Builder.try), as plain
 // functions of the scratch slices: small bodies keep the loop state in
@@ -113,6 +119,55 @@ func add4(order []uint64, count []uint8, xors []uint64, span, segLen uint64) (du
 	}
 	return dups, true
 }
+
+// addAhead is add3 (arity 3) or add4 for arrays of fifoMinCells or more,
+// with the same result, plus a sequential prefetch of the cells arity
+// segments ahead of the keys' first positions. The keys come sorted by
+// the segment of their first position, so while those of segment s are
+// added the cells updated lie in segments s to s+arity-1, at random
+// offsets: the lines of the leading segment are touched for the first
+// time since the arrays were cleared, each a miss to DRAM that the
+// hardware prefetcher cannot predict. Reading segment s+arity in order
+// meanwhile (a cursor that advances with the keys, 64 cells per step)
+// brings it in before the random updates reach it. The lead was measured
+// at 10^7 keys (3-wise): 3 segments made the add about 30 % faster, 2
+// slower than none (the prefetches then compete with the updates of
+// the same segment), 4 and 6 in between.
+func addAhead(arity int, order []uint64, count []uint8, xors []uint64, span, segLen uint64) (dups int, ok bool) {
+	n := uint64(len(order))
+	cells := uint64(len(count))
+	xors = xors[:cells]
+	lead := uint64(arity) * segLen
+	var idx [8]uint64
+	next := lead // the next 64 cells to prefetch (segLen is a multiple of 64)
+	for base := uint64(0); base < n; base += aheadGroup {
+		end := min(base+aheadGroup, n)
+		// The first positions of the keys before end lie about
+		// end*span/n cells in (no overflow: n <= 2^31, span < 2^33).
+		to := min(end*span/n+lead, cells)
+		for ; next+64 <= to; next += 64 {
+			for j := range idx {
+				idx[j] = next + uint64(j)*8
+			}
+			prefetch.Index64(&xors[0], &idx[0], len(idx))
+			prefetch.Index8(&count[0], &idx[0], 1)
+		}
+		var d int
+		if arity == 3 {
+			d, ok = add3(order[base:end], count, xors, span, segLen)
+		} else {
+			d, ok = add4(order[base:end], count, xors, span, segLen)
+		}
+		if !ok {
+			return 0, false
+		}
+		dups += d
+	}
+	return dups, true
+}
+
+// aheadGroup is the number of keys addAhead adds between prefetch steps.
+const aheadGroup = 64
 
 // peel3 peels a 3-wise hypergraph: it scans the cells left to right and,
 // from every cell with one key, peels depth-first through the cells this
@@ -252,19 +307,48 @@ const peelLag = 8
 // (ok false), the walk stops with peeled keys recorded and the rest of
 // the graph intact, and the caller finishes it with peel3, which finds
 // every cell still holding one key by its scan.
+//
+// Two things speed it up without changing the order. The scan reads the
+// count bytes eight at a time and goes straight to the next cell holding
+// one key (singles): cells it passes over would have been neither queued
+// nor peeled from, and the queue is drained after every queued cell as
+// before, so the bytes it tests are current. And it prefetches the cells
+// arity segments ahead of it in order (prefetchAhead): the keys peeled
+// near the scan reach up to arity-1 segments ahead, cells last touched by
+// the add and long evicted, and their first touches were misses to DRAM
+// at random offsets. Measured at 10^7 keys, the peel took about 20 % less
+// time (the scan alone about 10 % less on cached arrays).
 func peel3Queue(count []uint8, xors, order []uint64, which []uint8, ring []uint32, span, segLen uint64) (peeled int, ok bool) {
 	xors = xors[:len(count)]
 	m, s2 := segLen-1, 2*segLen
 	mask, room := uint64(len(ring)-1), uint64(len(ring)-3)
 	var head, tail uint64
 	lag := uint64(peelLag)
-	for i, ci := range count {
-		// After the inner loop at most lag cells wait, so there is
-		// room for one more.
-		ring[tail&mask] = uint32(i)
-		tail += uint64(one(ci))
-		if i == len(count)-1 {
-			lag = 0
+	lead := 3 * segLen
+	next := lead // the next 64 cells to prefetch
+	last := len(count) - 1
+	for i := 0; i <= last; i++ {
+		if uint64(i)+lead >= next+64 {
+			next = prefetchAhead(count, xors, next, uint64(i)+lead)
+		}
+		// Queue cell i if it holds one key, skipping eight cells at a
+		// time up to the last eight. After the inner loop at most lag
+		// cells wait, so there is room for one more.
+		if i+8 <= last {
+			w := singles(binary.LittleEndian.Uint64(count[i:]))
+			if w == 0 {
+				i += 7
+				continue
+			}
+			i += bits.TrailingZeros64(w) >> 3
+			ring[tail&mask] = uint32(i)
+			tail++
+		} else {
+			ring[tail&mask] = uint32(i)
+			tail += uint64(one(count[i]))
+			if i == last {
+				lag = 0
+			}
 		}
 		for tail-head > lag {
 			if tail-head > room {
@@ -311,11 +395,28 @@ func peel4Queue(count []uint8, xors, order []uint64, which []uint8, ring []uint3
 	mask, room := uint64(len(ring)-1), uint64(len(ring)-4)
 	var head, tail uint64
 	lag := uint64(peelLag)
-	for i, ci := range count {
-		ring[tail&mask] = uint32(i)
-		tail += uint64(one(ci))
-		if i == len(count)-1 {
-			lag = 0
+	lead := 4 * segLen
+	next := lead
+	last := len(count) - 1
+	for i := 0; i <= last; i++ {
+		if uint64(i)+lead >= next+64 {
+			next = prefetchAhead(count, xors, next, uint64(i)+lead)
+		}
+		if i+8 <= last {
+			w := singles(binary.LittleEndian.Uint64(count[i:]))
+			if w == 0 {
+				i += 7
+				continue
+			}
+			i += bits.TrailingZeros64(w) >> 3
+			ring[tail&mask] = uint32(i)
+			tail++
+		} else {
+			ring[tail&mask] = uint32(i)
+			tail += uint64(one(count[i]))
+			if i == last {
+				lag = 0
+			}
 		}
 		for tail-head > lag {
 			if tail-head > room {
@@ -358,4 +459,33 @@ func peel4Queue(count []uint8, xors, order []uint64, which []uint8, ring []uint3
 		}
 	}
 	return peeled, true
+}
+
+// singles returns a word with bit 8j+7 set for each byte j of w (eight
+// count bytes, little endian) that says one key (c&^3 == 4), and no other
+// bits. With t the bytes XOR 4 after masking the low two bits, a byte
+// says one key iff its t byte is zero; adding 0x7f to the low seven bits
+// of a t byte carries into bit 7 iff they are not all zero, and OR-ing
+// t's own bit 7 covers the rest, with no carry between bytes.
+func singles(w uint64) uint64 {
+	const low7, high = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	t := (w & 0xfcfcfcfcfcfcfcfc) ^ 0x0404040404040404
+	return ^((t&low7 + low7) | t) & high
+}
+
+// prefetchAhead prefetches the count and xors cells from next (a multiple
+// of 64) up to to, 64 cells (one line of count, eight of xors) at a
+// time, and returns the cell after the last block prefetched. Only whole
+// blocks inside the arrays are prefetched.
+func prefetchAhead(count []uint8, xors []uint64, next, to uint64) uint64 {
+	to = min(to, uint64(len(count)))
+	var idx [8]uint64
+	for ; next+64 <= to; next += 64 {
+		for j := range idx {
+			idx[j] = next + uint64(j)*8
+		}
+		prefetch.Index64(&xors[0], &idx[0], len(idx))
+		prefetch.Index8(&count[0], &idx[0], 1)
+	}
+	return next
 }
