@@ -55,10 +55,12 @@ var (
 // Add and Contains touch one cache line and do not allocate; Contains
 // reads its first three probes without a branch and then stops at the
 // first clear bit (see ContainsHash). ContainsBatch and AddBatch are
-// software pipelined: they compute the block addresses of hashes 16
-// (AddBatch) or 32 (ContainsBatch) positions ahead, 16 at a time, and
-// prefetch those lines (PREFETCHT0 on amd64; plain loads elsewhere)
-// before probing the current 16, so independent DRAM misses overlap. Arrays of 8
+// software pipelined: they prefetch the lines of hashes 16 (AddBatch) or
+// 32 (ContainsBatch) positions ahead (PREFETCHT0 on amd64; plain loads
+// elsewhere) before probing the current ones, so independent DRAM misses
+// overlap. On amd64 with BMI1/BMI2 (plain mode, k <= 7) ContainsBatch is
+// one assembly loop that does this key by key; elsewhere Go code plans
+// and probes 16 keys at a time (see ContainsBatch). Arrays of 8
 // MiB and more are advised onto transparent huge pages on Linux, which
 // removes most TLB misses of random probes. On the 2-core development VM
 // (shared and heavily loaded, so absolute figures are loose) a filter for

@@ -84,8 +84,9 @@
 // # Costs and concurrency
 //
 // A query costs one hash, one multiply and 3 or 4 independent cell reads:
-// at most 3 or 4 cache misses, issued together. ContainsBatch prefetches
-// the cells of the next 32 keys while it checks the current ones. On Linux,
+// at most 3 or 4 cache misses, issued together. ContainsBatch locates and
+// prefetches the cells of keys 8 at a time, 24 keys ahead of the ones it
+// checks, so the misses of about 24 keys are in flight at once. On Linux,
 // fingerprint arrays of 4 MiB and more are placed on transparent huge pages
 // (madvise MADV_HUGEPAGE before filling, MADV_COLLAPSE after), which spares
 // a page-table walk per cell read on arrays far larger than the TLB reach. Filters are
