@@ -233,7 +233,7 @@ func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	var dups int
 	var ok bool
 	switch {
-	case g.cells >= fifoMinCells:
+	case g.cells >= aheadMinCells:
 		dups, ok = addAhead(g.arity, b.order, b.count, b.xors, g.span, g.segLen)
 	case g.arity == 3:
 		dups, ok = add3(b.order, b.count, b.xors, g.span, g.segLen)
