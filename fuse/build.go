@@ -196,6 +196,19 @@ func growScratch[E uint8 | uint32 | uint64](s []E, n int, zero bool) []E {
 	return s
 }
 
+// growWritten is growScratch for the arrays every attempt writes all over
+// (order, which, count, xors): a freshly allocated one has its pages
+// mapped up front (populate). Not for the depth-first stack, of which a
+// peel uses only a little.
+func growWritten[E uint8 | uint32 | uint64](s []E, n int, zero bool) []E {
+	if cap(s) < n {
+		s = make([]E, n)
+		populate(s)
+		return s
+	}
+	return growScratch(s, n, zero)
+}
+
 // growZero is grow with all n elements zero (fresh memory is not cleared
 // twice).
 func growZero[E any](s []E, n int) []E {
@@ -220,10 +233,10 @@ func growZero[E any](s []E, n int) []E {
 func (b *Builder[T]) try(keys []uint64, g geometry, seed uint64) (int, bool) {
 	n := len(keys)
 	cells := int(g.cells)
-	b.order = growScratch(b.order, n, false)
-	b.which = growScratch(b.which, n, false)
-	b.count = growScratch(b.count, cells, true)
-	b.xors = growScratch(b.xors, cells, true)
+	b.order = growWritten(b.order, n, false)
+	b.which = growWritten(b.which, n, false)
+	b.count = growWritten(b.count, cells, true)
+	b.xors = growWritten(b.xors, cells, true)
 	b.starts = growZero(b.starts, int(g.segCount))
 	// 1. Sort the mixed hashes by the segment of their first position,
 	// so that adding them sweeps the array from left to right within a
