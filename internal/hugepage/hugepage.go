@@ -1,5 +1,7 @@
 // Package hugepage asks the operating system to back large filter arrays
 // with transparent huge pages (2 MiB on x86-64 Linux).
+// It also holds Populate, which maps a fresh array's pages in one call
+// before construction writes all over it.
 //
 // Why: a query of a large filter reads a few random cells. With 4 KiB
 // pages an array of 100 MiB spans 25 600 pages, far more than the TLB
