@@ -63,14 +63,7 @@ func refQueuePeel(arity int, count []uint8, xors, order []uint64, which []uint8,
 			order[peeled] = x
 			which[peeled] = cc & 3
 			peeled++
-			var p []uint64
-			if arity == 3 {
-				q := g.positions3(x)
-				p = q[:]
-			} else {
-				q := g.positions4(x)
-				p = q[:]
-			}
+			p := positionsOf(g, arity, x)
 			for j, h := range p {
 				xors[h] ^= x
 				cj := (count[h] - 4) ^ uint8(j)

@@ -23,14 +23,7 @@ func TestPositionsInBounds(t *testing.T) {
 			for _, segCount := range []uint64{1, 2, 3, 7, 100, 12345, 1 << 20} {
 				g := makeGeometry(arity, segLog, segCount)
 				for _, x := range xs {
-					var p []uint64
-					if arity == 3 {
-						q := g.positions3(x)
-						p = q[:]
-					} else {
-						q := g.positions4(x)
-						p = q[:]
-					}
+					p := positionsOf(g, arity, x)
 					seg0 := p[0] >> segLog
 					if seg0 >= segCount {
 						t.Fatalf("arity %d segLog %d segCount %d x %#x: first position %d outside the first %d segments", arity, segLog, segCount, x, p[0], segCount)

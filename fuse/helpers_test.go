@@ -22,3 +22,13 @@ func split(t *testing.T, data []byte) (container.Header, []byte, []byte) {
 func appendEnvelope(kind bloomery.Kind, layout byte, params, payload []byte) []byte {
 	return container.Append(nil, kind, layout, hashing.Hasher{}, params, payload)
 }
+
+// positionsOf returns the cells of hash x under g, for either arity.
+func positionsOf(g geometry, arity int, x uint64) []uint64 {
+	if arity == 3 {
+		q := g.positions3(x)
+		return q[:]
+	}
+	q := g.positions4(x)
+	return q[:]
+}
