@@ -52,3 +52,71 @@ func TestStringKeysDistinct(t *testing.T) {
 		seen[string(k)] = true
 	}
 }
+
+// TestQuerySets: ribbon is measured beside blocked Bloom and fuse8-4 beside
+// fuse8, every other group on its own; sets and members keep the order.
+func TestQuerySets(t *testing.T) {
+	groups := []string{"bloom", "ribbon", "blocked", "fuse8-4", "bloom", "fuse8", "blocked"}
+	impls := make([]Impl[uint64], len(groups))
+	for i, g := range groups {
+		impls[i].Group = g
+	}
+	order := []int{2, 3, 4, 5, 6, 0, 1}
+	got := querySetsOf(impls, order)
+	want := [][]int{{2, 6, 1}, {3, 5}, {4, 0}}
+	if len(got) != len(want) {
+		t.Fatalf("sets %v, want %v", got, want)
+	}
+	for i := range want {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("sets %v, want %v", got, want)
+		}
+		for j := range want[i] {
+			if got[i][j] != want[i][j] {
+				t.Fatalf("sets %v, want %v", got, want)
+			}
+		}
+	}
+}
+
+// TestInterleave: every filter answers every key exactly once, in chunks
+// whose turn order rotates, and gets its own count back.
+func TestInterleave(t *testing.T) {
+	keys := make([]uint64, 3*Chunk+5)
+	for i := range keys {
+		keys[i] = uint64(i)
+	}
+	var turns []int
+	seen := make([][]int, 3)
+	built := make([]Built[uint64], 3)
+	for i := range built {
+		built[i].Bytes = i // identifies the filter in f
+		seen[i] = make([]int, len(keys))
+	}
+	_, counts := interleave(built, keys, func(b Built[uint64], ks []uint64) int {
+		turns = append(turns, b.Bytes)
+		for _, k := range ks {
+			seen[b.Bytes][k]++
+		}
+		return len(ks) * (b.Bytes + 1)
+	})
+	for i := range built {
+		if counts[i] != len(keys)*(i+1) {
+			t.Errorf("filter %d: count %d", i, counts[i])
+		}
+		for k, n := range seen[i] {
+			if n != 1 {
+				t.Fatalf("filter %d saw key %d %d times", i, k, n)
+			}
+		}
+	}
+	want := []int{0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2}
+	if len(turns) != len(want) {
+		t.Fatalf("turns %v", turns)
+	}
+	for i := range want {
+		if turns[i] != want[i] {
+			t.Fatalf("turns %v, want %v", turns, want)
+		}
+	}
+}
