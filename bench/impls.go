@@ -33,7 +33,7 @@ func Uint64Impls() []Impl[uint64] {
 			for _, k := range keys {
 				f.AddHash(k)
 			}
-			return Built[uint64]{Contains: f.ContainsHash, Bytes: f.SizeBytes()}, nil
+			return Built[uint64]{Contains: f.ContainsHash, Batch: f.ContainsBatch, Bytes: f.SizeBytes()}, nil
 		}},
 		{Name: "bits-and-blooms/bloom", Group: "bloom", Build: func(keys []uint64, p float64) (Built[uint64], error) {
 			f := bbloom.NewWithEstimates(uint(len(keys)), p)
@@ -75,7 +75,7 @@ func StringImpls() []Impl[[]byte] {
 			for _, k := range keys {
 				f.Add(k)
 			}
-			return Built[[]byte]{Contains: f.Contains, Bytes: f.SizeBytes()}, nil
+			return Built[[]byte]{Contains: f.Contains, Batch: batchOverHashes(f.ContainsBatch), Bytes: f.SizeBytes()}, nil
 		}},
 		{Name: "bits-and-blooms/bloom", Group: "bloom", Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
 			f := bbloom.NewWithEstimates(uint(len(keys)), p)
