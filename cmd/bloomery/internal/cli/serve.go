@@ -151,7 +151,11 @@ func runServe(e *env, opts any, args []string) error {
 		ln.Close()
 	}()
 	serveErr := srv.Serve(ctx, ln)
-	logger.Info("shutting down")
+	select {
+	case <-srv.Done(): // SHUTDOWN already stopped it and logged so
+	default:
+		logger.Info("shutting down")
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if metrics != nil {
