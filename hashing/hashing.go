@@ -33,6 +33,7 @@ import (
 	"math/bits"
 
 	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/internal/xxh3secret"
 	"github.com/cespare/xxhash/v2"
 	"github.com/zeebo/xxh3"
 )
@@ -166,7 +167,7 @@ func (h Hasher) Sum64(b []byte) uint64 {
 		// the rrmxmx finalizer.
 		s := h.seed ^ uint64(bits.ReverseBytes32(uint32(h.seed)))<<32
 		x := uint64(binary.LittleEndian.Uint32(b[n-4:])) + uint64(binary.LittleEndian.Uint32(b))<<32
-		x ^= (secret1 ^ secret2) - s
+		x ^= (xxh3secret.S1 ^ xxh3secret.S2) - s
 		x ^= bits.RotateLeft64(x, 49) ^ bits.RotateLeft64(x, 24)
 		x *= rrmxmxMul
 		x ^= x>>35 + uint64(n)
@@ -176,8 +177,8 @@ func (h Hasher) Sum64(b []byte) uint64 {
 	if n <= 16 {
 		// The first and last 8 bytes, keyed, folded by a 128-bit
 		// product.
-		lo := binary.LittleEndian.Uint64(b) ^ ((secret3 ^ secret4) + h.seed)
-		hi := binary.LittleEndian.Uint64(b[n-8:]) ^ ((secret5 ^ secret6) - h.seed)
+		lo := binary.LittleEndian.Uint64(b) ^ ((xxh3secret.S3 ^ xxh3secret.S4) + h.seed)
+		hi := binary.LittleEndian.Uint64(b[n-8:]) ^ ((xxh3secret.S5 ^ xxh3secret.S6) - h.seed)
 		return avalanche(uint64(n) + bits.ReverseBytes64(lo) + hi + fold(lo, hi))
 	}
 	// 16-byte pieces from both ends inwards, each keyed by two secret
@@ -186,17 +187,17 @@ func (h Hasher) Sum64(b []byte) uint64 {
 	if n > 32 {
 		if n > 64 {
 			if n > 96 {
-				acc += mix16(b[48:], secret12, secret13, h.seed)
-				acc += mix16(b[n-64:], secret14, secret15, h.seed)
+				acc += mix16(b[48:], xxh3secret.S12, xxh3secret.S13, h.seed)
+				acc += mix16(b[n-64:], xxh3secret.S14, xxh3secret.S15, h.seed)
 			}
-			acc += mix16(b[32:], secret8, secret9, h.seed)
-			acc += mix16(b[n-48:], secret10, secret11, h.seed)
+			acc += mix16(b[32:], xxh3secret.S8, xxh3secret.S9, h.seed)
+			acc += mix16(b[n-48:], xxh3secret.S10, xxh3secret.S11, h.seed)
 		}
-		acc += mix16(b[16:], secret4, secret5, h.seed)
-		acc += mix16(b[n-32:], secret6, secret7, h.seed)
+		acc += mix16(b[16:], xxh3secret.S4, xxh3secret.S5, h.seed)
+		acc += mix16(b[n-32:], xxh3secret.S6, xxh3secret.S7, h.seed)
 	}
-	acc += mix16(b, secret0, secret1, h.seed)
-	acc += mix16(b[n-16:], secret2, secret3, h.seed)
+	acc += mix16(b, xxh3secret.S0, xxh3secret.S1, h.seed)
+	acc += mix16(b[n-16:], xxh3secret.S2, xxh3secret.S3, h.seed)
 	return avalanche(acc)
 }
 

@@ -5,7 +5,6 @@ import (
 	"math/bits"
 )
 
-// The first 128 bytes of XXH3's default secret (the reference's kSecret)
 // as little-endian words: secretN is bytes 8N..8N+7. Seeded XXH3 of 4 to
 // 128 bytes reads only these. Constants, so that the compiler folds the
 // combinations of them that the short paths use.

@@ -13,16 +13,8 @@ import (
 	"math/bits"
 
 	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/xxh3secret"
 )
-
-// secret holds the first 128 bytes of XXH3's default secret (the
-// reference's kSecret) as little-endian words: word i is bytes 8i..8i+7.
-var secret = [16]uint64{
-	0xbe4ba423396cfeb8, 0x1cad21f72c81017c, 0xdb979083e96dd4de, 0x1f67b3b7a4a44072,
-	0x78e5c0cc4ee679cb, 0x2172ffcc7dd05a82, 0x8e2443f7744608b8, 0x4c263a81e69035e0,
-	0xcb00c391bb52283c, 0xa32e531b8b65d088, 0x4ef90da297486471, 0xd8acdea946ef1938,
-	0x3f349ce33f76faa8, 0x1d4f0bc7c7bbdcf9, 0x3159b4cd4be0518a, 0x647378d9c97e9fc8,
-}
 
 // Key is what an assembly key path reads to hash a key with a filter's
 // hasher itself. XXH3 is set exactly when the hasher is XXH3, and then
@@ -52,15 +44,15 @@ func For(h hashing.Hasher) Key {
 	}
 	seed := h.Seed()
 	k := Key{XXH3: true, Seed: seed}
-	for i, s := range secret {
+	for i, s := range xxh3secret.Words {
 		if i%2 == 0 {
 			k.Mix[i] = s + seed
 		} else {
 			k.Mix[i] = s - seed
 		}
 	}
-	k.Lo16 = (secret[3] ^ secret[4]) + seed
-	k.Hi16 = (secret[5] ^ secret[6]) - seed
-	k.Flip8 = (secret[1] ^ secret[2]) - (seed ^ uint64(bits.ReverseBytes32(uint32(seed)))<<32)
+	k.Lo16 = (xxh3secret.S3 ^ xxh3secret.S4) + seed
+	k.Hi16 = (xxh3secret.S5 ^ xxh3secret.S6) - seed
+	k.Flip8 = (xxh3secret.S1 ^ xxh3secret.S2) - (seed ^ uint64(bits.ReverseBytes32(uint32(seed)))<<32)
 	return k
 }
