@@ -2,7 +2,6 @@ package bench
 
 import (
 	"encoding/binary"
-	"math"
 	"slices"
 
 	"github.com/FastFilter/xorfilter"
@@ -238,12 +237,13 @@ func extraStringImpls() []Impl[[]byte] {
 }
 
 // cuckooPerKeyU is our 12-bit cuckoo filter filled one InsertHash at a
-// time, sized so that the keys fill its table to load: cuckoo.DesignLoad
-// (the default sizing) or, for a row at seiflotfy's load at 10^7 keys
-// (60 %), lower: insert speed at equal load, at more bits per key.
+// time, sized (Params.Load) so that the keys fill its table to load:
+// cuckoo.DesignLoad (the default sizing) or, for a row at seiflotfy's load
+// at 10^7 keys (60 %), lower: insert speed at equal load, at more bits per
+// key.
 func cuckooPerKeyU(name string, load float64) Impl[uint64] {
 	return Impl[uint64]{Name: name, Group: "cuckoo", Ours: true, Build: func(keys []uint64, p float64) (Built[uint64], error) {
-		f, err := cuckoo.New(cuckoo.Params{Capacity: capacityAtLoad(len(keys), load), FingerprintBits: 12})
+		f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: 12, Load: load})
 		if err != nil {
 			return Built[uint64]{}, err
 		}
@@ -259,7 +259,7 @@ func cuckooPerKeyU(name string, load float64) Impl[uint64] {
 // cuckooPerKeyS is cuckooPerKeyU for string keys, through Insert.
 func cuckooPerKeyS(name string, load float64) Impl[[]byte] {
 	return Impl[[]byte]{Name: name, Group: "cuckoo", Ours: true, Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
-		f, err := cuckoo.New(cuckoo.Params{Capacity: capacityAtLoad(len(keys), load), FingerprintBits: 12})
+		f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: 12, Load: load})
 		if err != nil {
 			return Built[[]byte]{}, err
 		}
@@ -270,15 +270,6 @@ func cuckooPerKeyS(name string, load float64) Impl[[]byte] {
 		}
 		return Built[[]byte]{Contains: f.Contains, Batch: batchOverHashes(f.ContainsBatch), Bytes: f.SizeBytes()}, nil
 	}}
-}
-
-// capacityAtLoad is the Capacity to give cuckoo.New so that n keys fill
-// its table to the given load factor.
-func capacityAtLoad(n int, load float64) int {
-	if load == cuckoo.DesignLoad {
-		return n
-	}
-	return int(math.Ceil(float64(n) * cuckoo.DesignLoad / load))
 }
 
 // seiflotfyBytes is the table size seiflotfy/cuckoofilter allocates for a

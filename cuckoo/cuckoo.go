@@ -58,7 +58,8 @@
 // The next successful Delete moves the victim back into the table.
 //
 // With buckets of 4 the walk succeeds up to about 95% load. New sizes the
-// table for Capacity keys at [DesignLoad] = 94%: m = ceil(n / (4 * 0.94)).
+// table for Capacity keys at [DesignLoad] = 94%: m = ceil(n / (4 * 0.94)),
+// or at the lower load Params.Load asks for (faster inserts, more space).
 //
 // # False-positive rate and space
 //
@@ -123,8 +124,8 @@
 //
 // Per-key insert speed is a matter of sizing: most of the cost is in the
 // last third of the fill, so a table sized with room to spare fills
-// faster. Sized to end at 60% load (Capacity = n * DesignLoad / 0.6, 20
-// bits per key at f = 12, FPR 0.12%), per-key inserts of 10^7 keys ran
+// faster. Sized to end at 60% load (Params.Load = 0.6, 20 bits per key at
+// f = 12, FPR 0.12%), per-key inserts of 10^7 keys ran
 // 1.15x (string keys) and 1.68x (uint64 hashes) the speed of
 // seiflotfy/cuckoofilter, whose power-of-two table also ends at 60% there;
 // at DesignLoad, 0.81x and 1.11x (docs/benchmarks.md).
@@ -234,6 +235,12 @@ type Params struct {
 	// FPR is the target false-positive rate at Capacity keys, in (0, 1).
 	// Set FingerprintBits or FPR, not both.
 	FPR float64
+	// Load is the load factor the table reaches at Capacity keys, in
+	// (0, DesignLoad]; zero means DesignLoad. A lower load trades space
+	// (f/Load bits per key) for faster inserts and a lower FPR: fewer
+	// buckets are full, so fewer inserts read a second bucket or walk
+	// (see "Costs and concurrency" in the package documentation).
+	Load float64
 	// Hasher hashes keys; the zero value is XXH3 with seed 0.
 	Hasher hashing.Hasher
 }
@@ -276,23 +283,29 @@ var (
 // FingerprintBitsFor returns the smallest fingerprint width whose FPR at
 // DesignLoad is at most p, or an error wrapping bloomery.ErrInvalidParams
 // if even 16 bits do not reach p. Widths below 8 are raised to 8.
-func FingerprintBitsFor(p float64) (int, error) {
+func FingerprintBitsFor(p float64) (int, error) { return fingerprintBitsAt(p, DesignLoad) }
+
+// fingerprintBitsAt is FingerprintBitsFor for a table filled to load.
+func fingerprintBitsAt(p, load float64) (int, error) {
 	if !(p > 0 && p < 1) {
 		return 0, fmt.Errorf("cuckoo: FPR %v outside (0, 1): %w", p, bloomery.ErrInvalidParams)
 	}
 	for f := MinFingerprintBits; f <= MaxFingerprintBits; f++ {
-		if fpmath.CuckooFPR(f, BucketSize, DesignLoad) <= p {
+		if fpmath.CuckooFPR(f, BucketSize, load) <= p {
 			return f, nil
 		}
 	}
 	return 0, fmt.Errorf("cuckoo: FPR %v needs fingerprints wider than %d bits (best %.3g): %w",
-		p, MaxFingerprintBits, fpmath.CuckooFPR(MaxFingerprintBits, BucketSize, DesignLoad), bloomery.ErrInvalidParams)
+		p, MaxFingerprintBits, fpmath.CuckooFPR(MaxFingerprintBits, BucketSize, load), bloomery.ErrInvalidParams)
 }
 
-// BucketsFor returns the bucket count New uses for n keys:
-// ceil(n / (BucketSize * DesignLoad)), at least 1.
-func BucketsFor(n int) uint64 {
-	return max(1, uint64(math.Ceil(float64(n)/(BucketSize*DesignLoad))))
+// BucketsFor returns the bucket count New uses for n keys at the default
+// load: ceil(n / (BucketSize * DesignLoad)), at least 1.
+func BucketsFor(n int) uint64 { return bucketsAt(n, DesignLoad) }
+
+// bucketsAt is ceil(n / (BucketSize * load)), at least 1.
+func bucketsAt(n int, load float64) uint64 {
+	return max(1, uint64(math.Ceil(float64(n)/(BucketSize*load))))
 }
 
 // TableBytes is the size of the packed table of m buckets of f-bit
@@ -304,6 +317,13 @@ func New(p Params) (*Filter, error) {
 	if p.Capacity < 1 || p.Capacity > MaxCapacity {
 		return nil, fmt.Errorf("cuckoo: capacity %d outside 1..%d: %w", p.Capacity, MaxCapacity, bloomery.ErrInvalidParams)
 	}
+	load := p.Load
+	switch {
+	case load == 0:
+		load = DesignLoad
+	case !(load > 0 && load <= DesignLoad):
+		return nil, fmt.Errorf("cuckoo: load %v outside (0, %v]: %w", p.Load, DesignLoad, bloomery.ErrInvalidParams)
+	}
 	f := p.FingerprintBits
 	switch {
 	case f != 0 && p.FPR != 0:
@@ -314,13 +334,13 @@ func New(p Params) (*Filter, error) {
 		}
 	case p.FPR != 0:
 		var err error
-		if f, err = FingerprintBitsFor(p.FPR); err != nil {
+		if f, err = fingerprintBitsAt(p.FPR, load); err != nil {
 			return nil, err
 		}
 	default:
 		f = DefaultFingerprintBits
 	}
-	m := BucketsFor(p.Capacity)
+	m := bucketsAt(p.Capacity, load)
 	flt := newFilter(m, f, p.Capacity, p.Hasher)
 	flt.data = newTable(TableBytes(m, f) + padding)
 	return flt, nil

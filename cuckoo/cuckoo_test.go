@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/bloomery/bloomery"
@@ -510,6 +511,9 @@ func TestParams(t *testing.T) {
 		{Capacity: 10, FPR: -0.1},
 		{Capacity: 10, FPR: 1e-9}, // needs more than 16 bits
 		{Capacity: 10, FPR: 0.01, FingerprintBits: 8},
+		{Capacity: 10, Load: -0.5},
+		{Capacity: 10, Load: DesignLoad + 0.01},
+		{Capacity: 10, Load: math.NaN()},
 	}
 	for _, p := range bad {
 		if _, err := New(p); !errors.Is(err, bloomery.ErrInvalidParams) {
@@ -534,6 +538,50 @@ func TestParams(t *testing.T) {
 	f := mustNew(t, Params{Capacity: 100})
 	if f.FingerprintBits() != DefaultFingerprintBits || f.Cap() != 100 || f.Kind() != bloomery.KindCuckoo {
 		t.Errorf("defaults: %d bits, cap %d", f.FingerprintBits(), f.Cap())
+	}
+}
+
+// TestLoad checks Params.Load: the table is sized for Capacity keys at
+// that load, an FPR target is met at it (so a lower load may need a
+// narrower fingerprint), Capacity keys fit with no false negative, and
+// the measured FPR follows the formula at the load reached.
+func TestLoad(t *testing.T) {
+	const n = 1 << 18
+	for _, load := range []float64{0.3, 0.6, 0.9, DesignLoad} {
+		f := mustNew(t, Params{Capacity: n, Load: load})
+		if got, want := uint64(f.Buckets()), uint64(math.Ceil(n/(BucketSize*load))); got != want {
+			t.Fatalf("load %v: %d buckets, want %d", load, got, want)
+		}
+		hs := filtertest.Hashes(n, 5)
+		for _, h := range hs {
+			if !f.AddHash(h) {
+				t.Fatalf("load %v: add failed below capacity", load)
+			}
+		}
+		for _, h := range hs {
+			if !f.ContainsHash(h) {
+				t.Fatalf("load %v: false negative", load)
+			}
+		}
+		if lf := f.LoadFactor(); math.Abs(lf-load) > 0.01 {
+			t.Errorf("load %v: load factor %v at capacity", load, lf)
+		}
+		const probes = 2_000_000
+		want := fpmath.CuckooFPR(DefaultFingerprintBits, BucketSize, f.LoadFactor())
+		if got := f.DesignFPR(); math.Abs(got-fpmath.CuckooFPR(DefaultFingerprintBits, BucketSize, float64(n)/float64(4*f.Buckets()))) > 1e-12 {
+			t.Errorf("load %v: design FPR %v", load, got)
+		}
+		filtertest.CheckFPR(t, fmt.Sprintf("load %v", load), filtertest.MeasureFPR(f.ContainsHash, probes, 6), want, 0.15, probes)
+	}
+	// 1% at 94% load needs 10 bits; at 30% load 8 bits reach it.
+	for _, tc := range []struct {
+		load float64
+		fb   int
+	}{{0, 10}, {DesignLoad, 10}, {0.3, 8}} {
+		f := mustNew(t, Params{Capacity: 1000, FPR: 0.01, Load: tc.load})
+		if f.FingerprintBits() != tc.fb || f.DesignFPR() > 0.01 {
+			t.Errorf("load %v: %d bits (want %d), design FPR %v", tc.load, f.FingerprintBits(), tc.fb, f.DesignFPR())
+		}
 	}
 }
 
