@@ -5,28 +5,6 @@ import (
 	"math/bits"
 )
 
-// as little-endian words: secretN is bytes 8N..8N+7. Seeded XXH3 of 4 to
-// 128 bytes reads only these. Constants, so that the compiler folds the
-// combinations of them that the short paths use.
-const (
-	secret0  = 0xbe4ba423396cfeb8
-	secret1  = 0x1cad21f72c81017c
-	secret2  = 0xdb979083e96dd4de
-	secret3  = 0x1f67b3b7a4a44072
-	secret4  = 0x78e5c0cc4ee679cb
-	secret5  = 0x2172ffcc7dd05a82
-	secret6  = 0x8e2443f7744608b8
-	secret7  = 0x4c263a81e69035e0
-	secret8  = 0xcb00c391bb52283c
-	secret9  = 0xa32e531b8b65d088
-	secret10 = 0x4ef90da297486471
-	secret11 = 0xd8acdea946ef1938
-	secret12 = 0x3f349ce33f76faa8
-	secret13 = 0x1d4f0bc7c7bbdcf9
-	secret14 = 0x3159b4cd4be0518a
-	secret15 = 0x647378d9c97e9fc8
-)
-
 // XXH3's 64-bit prime 1 and the multipliers of its rrmxmx and avalanche
 // finalizers.
 const (
