@@ -8,9 +8,13 @@ GO       ?= go
 MODULES  := $(shell find . -name go.mod -not -path './.git/*' -not -path '*/node_modules/*' -exec dirname {} \; | sort)
 FUZZTIME ?= 4s
 
-.PHONY: test vet fmt-check unit race fuzz-smoke bench-smoke bench
+# staticcheck, pinned; `go run pkg@version` fetches it through the module
+# proxy once and caches the build.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-test: fmt-check vet unit race fuzz-smoke
+.PHONY: test vet lint fmt-check unit race portable fuzz-smoke bench-smoke bench
+
+test: fmt-check vet lint unit race portable fuzz-smoke
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -18,6 +22,18 @@ fmt-check:
 
 vet:
 	@for m in $(MODULES); do echo "== vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
+
+lint:
+	@for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+
+# The root module on other platforms: vet for arm64 and 386, and the tests
+# (-short) as 386 binaries, which run here: int is 32 bits there and every
+# package takes its portable Go paths instead of the amd64 assembly.
+portable:
+	@echo "== vet GOARCH=arm64, GOARCH=386"
+	@GOARCH=arm64 $(GO) vet ./... && GOARCH=386 $(GO) vet ./...
+	@echo "== test GOARCH=386 -short"
+	@GOARCH=386 $(GO) test -short -count=1 ./...
 
 # Unit, statistical and integration tests at full size (10^6 keys and
 # more) in every module.

@@ -222,6 +222,8 @@ func (f *Blocked) AddString(key string) bool {
 
 // blockedAddKeyGo is Add of the n bytes at p through Hasher.Sum64: the
 // portable path, and the assembly's for other hashers and key lengths.
+//
+//lint:ignore U1000 called from assembly (the JMP at the end of the amd64 leaf)
 func blockedAddKeyGo(f *Blocked, p *byte, n int) bool {
 	return f.AddHash(f.hasher.Sum64(unsafe.Slice(p, n)))
 }
@@ -299,6 +301,8 @@ func (f *Blocked) ContainsString(key string) bool {
 
 // blockedContainsKeyGo is Contains of the n bytes at p through
 // Hasher.Sum64.
+//
+//lint:ignore U1000 called from assembly (the JMP at the end of the amd64 leaf)
 func blockedContainsKeyGo(f *Blocked, p *byte, n int) bool {
 	return f.ContainsHash(f.hasher.Sum64(unsafe.Slice(p, n)))
 }

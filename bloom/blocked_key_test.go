@@ -134,7 +134,8 @@ func TestBlockedKeyPathsEveryK(t *testing.T) {
 	}
 	dense := make([]uint64, 8*256)
 	for i := range dense {
-		dense[i] = s.Next() | s.Next() | s.Next()
+		a, b, c := s.Next(), s.Next(), s.Next()
+		dense[i] = a | b | c
 	}
 	for k := 1; k <= MaxHashFuncs; k++ {
 		for _, conc := range []bool{false, true} {

@@ -123,6 +123,8 @@ func (f *Filter) AddString(key string) bool {
 
 // addKeyGo is Add of the n bytes at p through Hasher.Sum64: the portable
 // path, and the assembly's for other hashers and key lengths.
+//
+//lint:ignore U1000 called from assembly (the JMP at the end of the amd64 leaf)
 func addKeyGo(f *Filter, p *byte, n int) bool {
 	return f.AddHash(f.hasher.Sum64(unsafe.Slice(p, n)))
 }
@@ -194,6 +196,8 @@ func (f *Filter) ContainsString(key string) bool {
 }
 
 // containsKeyGo is Contains of the n bytes at p through Hasher.Sum64.
+//
+//lint:ignore U1000 called from assembly (the JMP at the end of the amd64 leaf)
 func containsKeyGo(f *Filter, p *byte, n int) bool {
 	return f.ContainsHash(f.hasher.Sum64(unsafe.Slice(p, n)))
 }

@@ -230,7 +230,8 @@ func TestKeyPathsEveryK(t *testing.T) {
 	for _, words := range []int{1000, 1 << 20} {
 		dense := make([]uint64, words)
 		for i := range dense {
-			dense[i] = s.Next() | s.Next() | s.Next()
+			a, b, c := s.Next(), s.Next(), s.Next()
+			dense[i] = a | b | c
 		}
 		for k := 1; k <= MaxHashFuncs; k++ {
 			f, err := NewFromImage(Image{Words: dense, K: k, Capacity: words, Hasher: hashing.XXH3(uint64(k))})
@@ -264,7 +265,8 @@ func TestAddKeyEveryK(t *testing.T) {
 	s := filtertest.SplitMix64(29)
 	dense := make([]uint64, 1000)
 	for i := range dense {
-		dense[i] = s.Next() | s.Next() | s.Next()
+		a, b, c := s.Next(), s.Next(), s.Next()
+		dense[i] = a | b | c
 	}
 	for k := 1; k <= MaxHashFuncs; k++ {
 		img := Image{Words: append([]uint64(nil), dense...), K: k, Capacity: 1000, Hasher: hashing.XXH3(uint64(k))}

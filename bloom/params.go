@@ -74,10 +74,14 @@ func (p Params) validate(ctx string) error {
 	return nil
 }
 
-// checkSize refuses a bit count beyond MaxBytes.
+// sizeLimit is the largest bit array New builds, in bytes: MaxBytes, or
+// 1 GiB where int has 32 bits.
+const sizeLimit = min(MaxBytes, math.MaxInt/2+1)
+
+// checkSize refuses a bit count beyond sizeLimit.
 func checkSize(ctx string, bits float64) error {
-	if !(bits <= 8*MaxBytes && bits/8 < math.MaxInt/2) {
-		return fmt.Errorf("%s: %.4g bits exceed the %d-byte limit: %w", ctx, bits, uint64(MaxBytes), bloomery.ErrInvalidParams)
+	if !(bits/8 <= sizeLimit) {
+		return fmt.Errorf("%s: %.4g bits exceed the %d-byte limit: %w", ctx, bits, uint64(sizeLimit), bloomery.ErrInvalidParams)
 	}
 	return nil
 }

@@ -29,8 +29,8 @@ func init() {
 
 // planCuckoo sizes a cuckoo filter without allocating it.
 func planCuckoo(n int, p float64) (Plan, error) {
-	if n < 1 || n > cuckoo.MaxCapacity {
-		return Plan{}, fmt.Errorf("codec: cuckoo: capacity %d outside 1..%d: %w", n, cuckoo.MaxCapacity, bloomery.ErrInvalidParams)
+	if n < 1 || uint64(n) > cuckoo.MaxCapacity {
+		return Plan{}, fmt.Errorf("codec: cuckoo: capacity %d outside 1..%d: %w", n, uint64(cuckoo.MaxCapacity), bloomery.ErrInvalidParams)
 	}
 	f, err := cuckoo.FingerprintBitsFor(p)
 	if err != nil {

@@ -55,8 +55,8 @@ func planFuse(kind bloomery.Kind, arity, bits, n int, p float64) (Plan, error) {
 	if n < 0 {
 		return Plan{}, fmt.Errorf("%v: %d keys: %w", kind, n, bloomery.ErrInvalidParams)
 	}
-	if n > fuse.MaxKeys {
-		return Plan{}, fmt.Errorf("%v: %d keys exceed %d: %w", kind, n, fuse.MaxKeys, bloomery.ErrInvalidParams)
+	if uint64(n) > fuse.MaxKeys {
+		return Plan{}, fmt.Errorf("%v: %d keys exceed %d: %w", kind, n, uint64(fuse.MaxKeys), bloomery.ErrInvalidParams)
 	}
 	fpr := fpmath.FingerprintFPR(bits, 1)
 	note := fmt.Sprintf("fixed FPR 2^-%d", bits)

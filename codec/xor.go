@@ -27,7 +27,7 @@ func init() {
 
 // planXor8 sizes an xor8 filter with the sizing function Build uses.
 func planXor8(n int, p float64) (Plan, error) {
-	if n < 0 || n > xor.MaxKeys {
+	if n < 0 || uint64(n) > xor.MaxKeys {
 		return Plan{}, fmt.Errorf("xor8: %d keys: %w", n, bloomery.ErrInvalidParams)
 	}
 	fpr := fpmath.FingerprintFPR(xor.FingerprintBits, 1)

@@ -211,8 +211,8 @@ func bestBlockedK(m, n float64, perLine int) (int, float64) {
 func roundUp(x, to uint64) uint64 { return (max(x, 1) + to - 1) / to * to }
 
 func validate(p Params) (int, error) {
-	if p.Capacity < 1 || p.Capacity > MaxCapacity {
-		return 0, fmt.Errorf("counting: capacity %d outside 1..%d: %w", p.Capacity, MaxCapacity, bloomery.ErrInvalidParams)
+	if p.Capacity < 1 || uint64(p.Capacity) > MaxCapacity {
+		return 0, fmt.Errorf("counting: capacity %d outside 1..%d: %w", p.Capacity, uint64(MaxCapacity), bloomery.ErrInvalidParams)
 	}
 	if !(p.FPR >= MinFPR && p.FPR < 1) {
 		return 0, fmt.Errorf("counting: FPR %v outside [%g, 1): %w", p.FPR, MinFPR, bloomery.ErrInvalidParams)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/bloomery/bloomery"
@@ -425,11 +426,15 @@ func TestParams(t *testing.T) {
 		{},
 		{Capacity: 10},
 		{Capacity: -1, FPR: 0.01},
-		{Capacity: MaxCapacity + 1, FPR: 0.01},
 		{Capacity: 10, FPR: 1},
 		{Capacity: 10, FPR: 1e-13},
 		{Capacity: 10, FPR: 0.01, CounterBits: 2},
 		{Capacity: 10, FPR: 0.01, CounterBits: 16},
+	}
+	// One past MaxCapacity, where int can hold it (not on 32-bit
+	// platforms, where no int exceeds it).
+	if over := uint64(MaxCapacity) + 1; over <= math.MaxInt {
+		bad = append(bad, Params{Capacity: int(over), FPR: 0.01})
 	}
 	for _, p := range bad {
 		if _, err := New(p); !errors.Is(err, bloomery.ErrInvalidParams) {

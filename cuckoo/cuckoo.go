@@ -314,8 +314,8 @@ func TableBytes(m uint64, f int) uint64 { return (m*BucketSize*uint64(f) + 7) / 
 
 // New returns an empty filter for p.Capacity keys.
 func New(p Params) (*Filter, error) {
-	if p.Capacity < 1 || p.Capacity > MaxCapacity {
-		return nil, fmt.Errorf("cuckoo: capacity %d outside 1..%d: %w", p.Capacity, MaxCapacity, bloomery.ErrInvalidParams)
+	if p.Capacity < 1 || uint64(p.Capacity) > MaxCapacity {
+		return nil, fmt.Errorf("cuckoo: capacity %d outside 1..%d: %w", p.Capacity, uint64(MaxCapacity), bloomery.ErrInvalidParams)
 	}
 	load := p.Load
 	switch {

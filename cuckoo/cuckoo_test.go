@@ -504,7 +504,6 @@ func TestParams(t *testing.T) {
 	bad := []Params{
 		{},
 		{Capacity: -1},
-		{Capacity: MaxCapacity + 1},
 		{Capacity: 10, FingerprintBits: 7},
 		{Capacity: 10, FingerprintBits: 17},
 		{Capacity: 10, FPR: 1},
@@ -514,6 +513,11 @@ func TestParams(t *testing.T) {
 		{Capacity: 10, Load: -0.5},
 		{Capacity: 10, Load: DesignLoad + 0.01},
 		{Capacity: 10, Load: math.NaN()},
+	}
+	// One past MaxCapacity, where int can hold it (not on 32-bit
+	// platforms, where no int exceeds it).
+	if over := uint64(MaxCapacity) + 1; over <= math.MaxInt {
+		bad = append(bad, Params{Capacity: int(over)})
 	}
 	for _, p := range bad {
 		if _, err := New(p); !errors.Is(err, bloomery.ErrInvalidParams) {

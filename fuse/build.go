@@ -90,7 +90,7 @@ func (b *Builder[T]) Reset() { *b = Builder[T]{} }
 // BuildKeys hashes keys with p.Hasher (into a buffer the Builder keeps) and
 // builds a filter from them.
 func (b *Builder[T]) BuildKeys(keys [][]byte, p Params) (*Filter[T], error) {
-	if len(keys) > MaxKeys {
+	if uint64(len(keys)) > MaxKeys {
 		return nil, fmt.Errorf("fuse: %d keys exceed MaxKeys: %w", len(keys), bloomery.ErrInvalidParams)
 	}
 	b.hashes = grow(b.hashes, len(keys))
@@ -112,7 +112,7 @@ func (b *Builder[T]) build(hashes []uint64, p Params, attempts int) (*Filter[T],
 	if err != nil {
 		return nil, err
 	}
-	if len(hashes) > MaxKeys {
+	if uint64(len(hashes)) > MaxKeys {
 		return nil, fmt.Errorf("fuse: %d keys exceed MaxKeys: %w", len(hashes), bloomery.ErrInvalidParams)
 	}
 	f := &Filter[T]{hasher: p.Hasher, geo: geometry{arity: arity}}

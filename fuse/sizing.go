@@ -2,7 +2,6 @@ package fuse
 
 import (
 	"math"
-	"math/bits"
 )
 
 // maxSegmentLog caps the segment length at 2^18 cells, as published: longer
@@ -120,6 +119,3 @@ func SizeBytes(arity, fingerprintBits, n int) int64 {
 	g := newGeometry(arity, n)
 	return int64(g.cells) * int64(fingerprintBits/8)
 }
-
-// log2 of a power of two.
-func log2(x uint64) uint { return uint(bits.TrailingZeros64(x)) }

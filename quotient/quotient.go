@@ -139,7 +139,7 @@ func Size(p Params) (q, r int, bytes int64, err error) {
 
 // dims validates p and chooses q and r.
 func dims(p Params) (uint, uint, error) {
-	if p.Capacity <= 0 || p.Capacity > 1<<40 {
+	if p.Capacity <= 0 || uint64(p.Capacity) > 1<<40 {
 		return 0, 0, fmt.Errorf("quotient: capacity %d out of range: %w", p.Capacity, bloomery.ErrInvalidParams)
 	}
 	if p.Doublings < 0 || p.Doublings > 16 {

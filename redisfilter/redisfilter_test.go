@@ -613,7 +613,7 @@ func TestZClusterNodeDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := cluster.Nodes[2]
-	slots, err := c.ClusterSlots(ctx).Result()
+	shards, err := c.ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -638,9 +638,17 @@ func TestZClusterNodeDown(t *testing.T) {
 		segKey := f.SegmentKeys()[block/f.Meta().SegmentBlocks]
 		slot := keySlot[segKey]
 		isDead := false
-		for _, s := range slots {
-			if slot >= int(s.Start) && slot <= int(s.End) && s.Nodes[0].Addr == dead.Addr() {
-				isDead = true
+		for _, sh := range shards {
+			onDeadNode := false
+			for _, n := range sh.Nodes {
+				if n.Role == "master" && n.Port == int64(dead.Port) {
+					onDeadNode = true
+				}
+			}
+			for _, r := range sh.Slots {
+				if onDeadNode && slot >= int(r.Start) && slot <= int(r.End) {
+					isDead = true
+				}
 			}
 		}
 		ok, err := f.ContainsHash(ctx, h)

@@ -119,12 +119,12 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 			seed = uint32(growth*seedsPerSize + i)
 			b.Attempts++
 			b.bucketKeys(hashes, seed)
-			if dups || (!exact && n > MaxKeys) {
+			if dups || (!exact && uint64(n) > MaxKeys) {
 				n, exact = b.dedupe(), true
 				dups = n < len(hashes)
 			}
-			if n > MaxKeys {
-				return nil, fmt.Errorf("%s: %d distinct keys, more than %d: %w", ctx, n, MaxKeys, bloomery.ErrInvalidParams)
+			if uint64(n) > MaxKeys {
+				return nil, fmt.Errorf("%s: %d distinct keys, more than %d: %w", ctx, n, uint64(MaxKeys), bloomery.ErrInvalidParams)
 			}
 			if slots == 0 || !exact {
 				slots = slotsFor(n)

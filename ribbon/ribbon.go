@@ -151,6 +151,8 @@ func (f *Filter) ContainsString(key string) bool {
 }
 
 // containsKeyGo is Contains of the n bytes at p through Hasher.Sum64.
+//
+//lint:ignore U1000 called from assembly (the JMP at the end of the amd64 leaf)
 func containsKeyGo(f *Filter, p *byte, n int) bool {
 	return f.ContainsHash(f.hasher.Sum64(unsafe.Slice(p, n)))
 }

@@ -123,7 +123,7 @@ func TestSizing(t *testing.T) {
 	if got := ArrowBytes(100_000, 0.01); got != 131072 {
 		t.Errorf("ArrowBytes(1e5, 1%%) = %d, arrow-go writes 131072", got)
 	}
-	if ArrowBytes(1, 0.5) != 32 || ArrowBytes(1<<40, 0.001) != ArrowMaxBytes {
+	if ArrowBytes(1, 0.5) != 32 || ArrowBytes(math.MaxInt, 0.001) != ArrowMaxBytes {
 		t.Error("ArrowBytes clamps")
 	}
 	a, _ := New(Params{Capacity: 100_000, FPR: 0.01, Sizing: SizingArrow})
@@ -227,7 +227,7 @@ func TestZeroAllocs(t *testing.T) {
 
 func TestParamsErrors(t *testing.T) {
 	for _, p := range []Params{{}, {Capacity: -1}, {Capacity: 10, FPR: 1}, {Capacity: 10, FPR: -1}, {Bytes: 33}, {Bytes: -32},
-		{Capacity: 10, BitsPerKey: -1}, {Capacity: 10, Sizing: 9}, {Capacity: 1 << 40, FPR: 1e-9}} {
+		{Capacity: 10, BitsPerKey: -1}, {Capacity: 10, Sizing: 9}, {Capacity: math.MaxInt, FPR: 1e-9}} {
 		if _, err := New(p); !errors.Is(err, bloomery.ErrInvalidParams) {
 			t.Errorf("%+v: %v, want ErrInvalidParams", p, err)
 		}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/bloomery/bloomery/hashing"
@@ -16,6 +18,45 @@ var update = flag.Bool("update", false, "rewrite testdata/golden files")
 const goldenDir = "testdata/golden/v1"
 
 var goldenKey = [16]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+
+// sameChain reports whether a chain built now (f) matches a golden one (g)
+// whose encoding differs: allowed only off amd64 (where the golden files
+// are written), and only in the blocked links' recorded design FPR. That
+// FPR is a Poisson sum of math.Exp, math.Lgamma and math.Pow terms, whose
+// last bit differs between amd64's assembly and the portable Go code
+// (measured: 386 records 0.00224735566978153 where amd64 records
+// 0.0022473556697815296). Everything a query or merge depends on (sizes,
+// probe counts, counts, fill, answers) must still be identical.
+func sameChain(t *testing.T, f, g *Filter) bool {
+	t.Helper()
+	if runtime.GOARCH == "amd64" {
+		return false
+	}
+	fl, gl := f.Links(), g.Links()
+	if len(fl) != len(gl) {
+		return false
+	}
+	for i := range fl {
+		a, b := fl[i], gl[i]
+		if math.Abs(a.DesignFPR-b.DesignFPR) > 1e-12*b.DesignFPR ||
+			math.Abs(a.EstimatedFPR-b.EstimatedFPR) > 1e-12*b.EstimatedFPR {
+			return false
+		}
+		a.DesignFPR, a.EstimatedFPR = b.DesignFPR, b.EstimatedFPR
+		if a != b {
+			return false
+		}
+	}
+	for i := range 100000 {
+		k := fmt.Sprintf("absent-%d", i)
+		if f.ContainsString(k) != g.ContainsString(k) {
+			return false
+		}
+	}
+	fb, _ := f.MarshalBinary()
+	gb, _ := g.MarshalBinary()
+	return len(fb) == len(gb)
+}
 
 func goldenKeys() []string {
 	keys := make([]string, 500)
@@ -78,7 +119,7 @@ func TestGolden(t *testing.T) {
 		if !bytes.Equal(again, data) {
 			t.Errorf("%s: re-encoding differs", gc.file)
 		}
-		if !bytes.Equal(built, data) {
+		if !bytes.Equal(built, data) && !sameChain(t, f, g) {
 			t.Errorf("%s: a chain built now encodes differently from the golden file", gc.file)
 		}
 		if gc.file == "scalable.blmy" && g.NumLinks() != 4 {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/bloomery/bloomery/server/internal/command"
@@ -22,8 +21,7 @@ type conn struct {
 	cc    *command.Conn
 	since time.Time
 	// logged is the log offset already made durable for this client.
-	logged    int64
-	closeOnce sync.Once
+	logged int64
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {

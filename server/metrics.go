@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/bloomery/bloomery/server/internal/command"
-	"github.com/bloomery/bloomery/server/internal/keyspace"
 	"github.com/bloomery/bloomery/server/internal/metrics"
 )
 
@@ -62,10 +61,6 @@ func (s *Server) scrape() string {
 	w.Family("bloomery_maxmemory_bytes", "gauge", "Configured memory limit for filters (0 = none).")
 	w.Sample("bloomery_maxmemory_bytes", float64(s.cfg.MaxMemory))
 
-	type fs struct {
-		key string
-		v   keyspace.Value
-	}
 	s.store.RLock()
 	used := s.store.Used()
 	nkeys := s.store.Len()

@@ -283,7 +283,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			}
 			s.mu.Unlock()
 		}
-		s.saveMu.Lock() // let a running snapshot finish
+		s.saveMu.Lock()
+		//lint:ignore SA2001 taking the lock waited for a running snapshot to finish
 		s.saveMu.Unlock()
 		s.store.Lock()
 		err := s.aof.Close()
@@ -304,6 +305,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // encoded and unlocked.
 func (s *Server) snapshot(background bool) error {
 	if !s.saving.CompareAndSwap(false, true) {
+		//lint:ignore ST1005 Redis's reply text, sent to clients as is
 		return errors.New("Background save already in progress")
 	}
 	s.saveMu.Lock()

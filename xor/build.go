@@ -71,7 +71,7 @@ func (b *Builder) Reset() { *b = Builder{} }
 // BuildKeys hashes keys with p.Hasher (into a buffer the Builder keeps) and
 // builds a filter from them.
 func (b *Builder) BuildKeys(keys [][]byte, p Params) (*Filter, error) {
-	if len(keys) > MaxKeys {
+	if uint64(len(keys)) > MaxKeys {
 		return nil, fmt.Errorf("xor: %d keys exceed MaxKeys: %w", len(keys), bloomery.ErrInvalidParams)
 	}
 	b.hashes = grow(b.hashes, len(keys))
@@ -88,7 +88,7 @@ func (b *Builder) Build(hashes []uint64, p Params) (*Filter, error) {
 }
 
 func (b *Builder) build(hashes []uint64, p Params, attempts int) (*Filter, error) {
-	if len(hashes) > MaxKeys {
+	if uint64(len(hashes)) > MaxKeys {
 		return nil, fmt.Errorf("xor: %d keys exceed MaxKeys: %w", len(hashes), bloomery.ErrInvalidParams)
 	}
 	f := &Filter{hasher: p.Hasher}

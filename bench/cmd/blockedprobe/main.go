@@ -35,6 +35,7 @@ import (
 	"github.com/bloomery/bloomery/bloom"
 )
 
+//lint:ignore U1000 written so that query results stay observable
 var sink int
 
 func main() {

@@ -141,6 +141,7 @@ func (x *Ctx) cfAddOne(c keyspace.Cuckoo, item []byte, nx bool) (bool, error) {
 	return added, err
 }
 
+//lint:ignore ST1005 Redis's reply text, sent to clients as is
 var errOOMValue = errors.New(errOOM)
 
 func (x *Ctx) cuckooForWrite(key []byte, p rbcuckoo.Params, nocreate bool) (keyspace.Cuckoo, bool, bool) {

@@ -94,7 +94,7 @@ func hasherFor(key *[16]byte) hashing.Hasher {
 
 func parseSizeFPR(x *Ctx, capB, fprB []byte) (int, float64, bool) {
 	n, err := strconv.Atoi(string(capB))
-	if err != nil || n < 1 || n > 1<<32 {
+	if err != nil || n < 1 || uint64(n) > 1<<32 {
 		x.Error("ERR bad capacity")
 		return 0, 0, false
 	}

@@ -59,7 +59,8 @@ const (
 
 // Errors with RedisBloom's reply texts.
 var (
-	ErrFull          = errors.New("Filter is full")
+	ErrFull = errors.New("Filter is full")
+	//lint:ignore ST1005 RedisBloom's reply text, sent to clients as is
 	ErrMaxExpansions = errors.New("Maximum expansions reached")
 )
 
