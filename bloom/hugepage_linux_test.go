@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/bloomery/bloomery/internal/filtertest"
 	"github.com/bloomery/bloomery/internal/hugepage"
 )
 
@@ -15,6 +16,9 @@ import (
 // as memory the Go allocator reuses is) ends up on huge pages after
 // adviseHugePages, through MADV_COLLAPSE.
 func TestHugePagesReusedMemory(t *testing.T) {
+	if filtertest.Emulated() {
+		t.Skip("under a user-mode emulator, which ignores huge-page advice")
+	}
 	if !hugepage.Enabled() {
 		t.Skip("transparent huge pages are off on this machine")
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/bloomery/bloomery/internal/filtertest"
 	"github.com/bloomery/bloomery/internal/hugepage"
 )
 
@@ -17,6 +18,9 @@ import (
 // with small pages before (written first, as reused heap memory is), and
 // keeps its contents.
 func TestHugePages(t *testing.T) {
+	if filtertest.Emulated() {
+		t.Skip("under a user-mode emulator, which ignores huge-page advice")
+	}
 	if !hugepage.Enabled() {
 		t.Skip("transparent huge pages are off on this machine")
 	}

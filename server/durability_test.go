@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bloomery/bloomery/internal/filtertest"
 	"github.com/bloomery/bloomery/server/internal/persist"
 )
 
@@ -67,6 +68,9 @@ type child struct {
 
 func startChild(t *testing.T, dir, fsync string) *child {
 	t.Helper()
+	if filtertest.Emulated() {
+		t.Skip("under a user-mode emulator: cannot exec a binary of the emulated architecture")
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "BLOOMERY_TEST_CHILD=1", "BLOOMERY_TEST_DIR="+dir, "BLOOMERY_TEST_FSYNC="+fsync)
 	out, err := cmd.StdoutPipe()

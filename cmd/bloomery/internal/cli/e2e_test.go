@@ -9,12 +9,16 @@ import (
 	"testing"
 
 	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/internal/filtertest"
 )
 
 // TestBinaryEndToEnd builds the real bloomery binary and runs it once
 // through build, query and inspect, checking exit codes and streams as a
 // script would see them.
 func TestBinaryEndToEnd(t *testing.T) {
+	if filtertest.Emulated() {
+		t.Skip("under a user-mode emulator: cannot exec a binary of the emulated architecture")
+	}
 	requireKinds(t, bloomery.KindBloom)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
