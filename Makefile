@@ -26,8 +26,8 @@ vet:
 lint:
 	@for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
-# The root module on other platforms: vet for arm64 and 386; the tests
-# (-short) as 386 binaries, which run here (int is 32 bits, and every
+# Other platforms: every module vetted for arm64 and 386; the root module's
+# tests (-short) as 386 binaries, which run here (int is 32 bits, and every
 # package takes its portable Go paths instead of the amd64 assembly); and
 # as big-endian s390x binaries under qemu-user-static's emulator (Debian
 # package qemu-user-static, which .ci/run installs): golden files written
@@ -36,8 +36,8 @@ lint:
 # process as native skip themselves there (filtertest.Emulated).
 QEMU_S390X ?= qemu-s390x-static
 portable:
-	@echo "== vet GOARCH=arm64, GOARCH=386"
-	@GOARCH=arm64 $(GO) vet ./... && GOARCH=386 $(GO) vet ./...
+	@for m in $(MODULES); do echo "== vet GOARCH=arm64, GOARCH=386 $$m"; \
+		(cd $$m && GOARCH=arm64 $(GO) vet ./... && GOARCH=386 $(GO) vet ./...) || exit 1; done
 	@echo "== test GOARCH=386 -short"
 	@GOARCH=386 $(GO) test -short -count=1 ./...
 	@if command -v $(QEMU_S390X) >/dev/null; then \

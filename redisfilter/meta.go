@@ -163,7 +163,7 @@ func (m Meta) validate() error {
 	case m.Format != FormatVersion:
 		return fmt.Errorf("redisfilter: metadata format %d (this build reads %d): %w", m.Format, FormatVersion, bloomery.ErrUnsupportedVersion)
 	case m.Blocks == 0 || m.Blocks > bloom.MaxBytes/BlockBytes:
-		return fmt.Errorf("redisfilter: metadata: %d blocks outside [1, %d]: %w", m.Blocks, bloom.MaxBytes/BlockBytes, bloomery.ErrCorrupt)
+		return fmt.Errorf("redisfilter: metadata: %d blocks outside [1, %d]: %w", m.Blocks, uint64(bloom.MaxBytes/BlockBytes), bloomery.ErrCorrupt)
 	case m.K < 1 || m.K > bloom.MaxHashFuncs:
 		return fmt.Errorf("redisfilter: metadata: k=%d outside [1, %d]: %w", m.K, bloom.MaxHashFuncs, bloomery.ErrCorrupt)
 	case !m.Alg.Valid():
