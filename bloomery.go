@@ -2,6 +2,7 @@ package bloomery
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -176,6 +177,21 @@ type Stats struct {
 type Stat struct {
 	Name  string
 	Value float64
+}
+
+// MaxTableBytes is the largest table a filter's constructor allocates in
+// one piece: 1 TiB, or 1 GiB where int has 32 bits (a 32-bit process has
+// 2-4 GiB of address space in all). A constructor asked for more returns
+// an error wrapping ErrInvalidParams instead of allocating.
+const MaxTableBytes = min(1<<40, math.MaxInt/2+1)
+
+// CheckTableBytes returns an error wrapping ErrInvalidParams, naming the
+// caller's context, when a table of n bytes exceeds MaxTableBytes.
+func CheckTableBytes(ctx string, n uint64) error {
+	if n > MaxTableBytes {
+		return fmt.Errorf("%s: a %d-byte table exceeds the %d-byte limit: %w", ctx, n, uint64(MaxTableBytes), ErrInvalidParams)
+	}
+	return nil
 }
 
 // OverfillFactor is the multiple of the design FPR beyond which a filter

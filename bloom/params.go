@@ -75,8 +75,8 @@ func (p Params) validate(ctx string) error {
 }
 
 // sizeLimit is the largest bit array New builds, in bytes: MaxBytes, or
-// 1 GiB where int has 32 bits.
-const sizeLimit = min(MaxBytes, math.MaxInt/2+1)
+// less where bloomery.MaxTableBytes is (1 GiB where int has 32 bits).
+const sizeLimit = min(MaxBytes, bloomery.MaxTableBytes)
 
 // checkSize refuses a bit count beyond sizeLimit.
 func checkSize(ctx string, bits float64) error {

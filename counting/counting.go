@@ -233,6 +233,9 @@ func New(p Params) (*Filter, error) {
 		return nil, err
 	}
 	cb, _ := validate(p)
+	if err := bloomery.CheckTableBytes("counting", l.Counters*uint64(cb)/8); err != nil {
+		return nil, err
+	}
 	f := newFilter(l.Counters, l.K, cb, p.Blocked, p.Capacity, p.Hasher)
 	f.words = make([]uint64, f.m>>f.wshift)
 	f.concurrent = p.Concurrent

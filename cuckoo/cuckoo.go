@@ -341,6 +341,9 @@ func New(p Params) (*Filter, error) {
 		f = DefaultFingerprintBits
 	}
 	m := bucketsAt(p.Capacity, load)
+	if err := bloomery.CheckTableBytes("cuckoo", TableBytes(m, f)+padding); err != nil {
+		return nil, err
+	}
 	flt := newFilter(m, f, p.Capacity, p.Hasher)
 	flt.data = newTable(TableBytes(m, f) + padding)
 	return flt, nil

@@ -133,8 +133,7 @@ func Size(p Params) (q, r int, bytes int64, err error) {
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	_, words, remWords := geometry(qq, rr)
-	return int(qq), int(rr), int64(8*(2*words+remWords) + words), nil
+	return int(qq), int(rr), int64(tableBytes(qq, rr)), nil
 }
 
 // dims validates p and chooses q and r.
@@ -159,7 +158,22 @@ func dims(p Params) (uint, uint, error) {
 	if r < 1 || int(q)+r > 64 || r > 58 {
 		return 0, 0, fmt.Errorf("quotient: %d remainder bits with %d quotient bits: %w", r, q, bloomery.ErrInvalidParams)
 	}
+	if err := checkTable(q, uint(r)); err != nil {
+		return 0, 0, err
+	}
 	return q, uint(r), nil
+}
+
+// tableBytes is the memory of a table with 2^q home slots and r-bit
+// remainders: two metadata bit vectors, the offset bytes, the remainders.
+func tableBytes(q, r uint) uint64 {
+	_, words, remWords := geometry(q, r)
+	return 8*(2*words+remWords) + words
+}
+
+// checkTable refuses a table larger than bloomery.MaxTableBytes.
+func checkTable(q, r uint) error {
+	return bloomery.CheckTableBytes("quotient", tableBytes(q, r))
 }
 
 // geometry returns the total slots, the metadata words (one bit per slot)
@@ -582,6 +596,9 @@ func (f *Filter) Resize() (*Filter, error) {
 	if f.r < 2 {
 		return nil, fmt.Errorf("quotient: cannot resize with %d remainder bits: %w", f.r, bloomery.ErrInvalidParams)
 	}
+	if err := checkTable(f.q+1, f.r-1); err != nil {
+		return nil, err
+	}
 	g := newTable(f.q+1, f.r-1, f.h)
 	g.capacity = f.capacity * 2
 	g.doublings = max(0, f.doublings-1)
@@ -616,6 +633,9 @@ func Merge(f, g *Filter) (*Filter, error) {
 	}
 	if q >= f.p {
 		return nil, fmt.Errorf("quotient: merged filter needs %d quotient bits of %d: %w", q, f.p, bloomery.ErrInvalidParams)
+	}
+	if err := checkTable(q, f.p-q); err != nil {
+		return nil, err
 	}
 	out := newTable(q, f.p-q, f.h)
 	out.capacity = f.capacity + g.capacity

@@ -212,6 +212,9 @@ func New(p Params) (*Filter, error) {
 	if h == (hashing.Hasher{}) {
 		h = Parquet
 	}
+	if err := bloomery.CheckTableBytes("sbbf", uint64(z)*BlockBytes); err != nil {
+		return nil, err
+	}
 	f := newBlocks(uint64(z), h)
 	f.cap = p.Capacity
 	if p.Capacity > 0 {
