@@ -11,11 +11,11 @@ import (
 
 // TestHugeCapacityRefused: every dynamic family's constructor refuses
 // math.MaxInt keys with an error wrapping ErrInvalidParams: no panic, no
-// allocation. (Planners may describe sizes this process could not
-// allocate.) On 64-bit platforms the
-// families' capacity and size limits refuse it; where int has 32 bits
-// (make portable runs this as a 386 binary) bloomery.MaxTableBytes does,
-// as it does for 2^30 keys, whose tables pass 1 GiB there.
+// allocation. On 64-bit platforms the families' capacity and size limits
+// refuse it; where int has 32 bits (make portable runs this as a 386
+// binary) bloomery.MaxTableBytes does, as it does for 2^30 keys, whose
+// tables pass 1 GiB there. (Planners may describe sizes this process
+// could not allocate, so Plan is not checked.)
 func TestHugeCapacityRefused(t *testing.T) {
 	ns := []int{math.MaxInt}
 	if bloomery.MaxTableBytes < 1<<40 {

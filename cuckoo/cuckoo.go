@@ -341,11 +341,12 @@ func New(p Params) (*Filter, error) {
 		f = DefaultFingerprintBits
 	}
 	m := bucketsAt(p.Capacity, load)
-	if err := bloomery.CheckTableBytes("cuckoo", TableBytes(m, f)+padding); err != nil {
+	size := TableBytes(m, f) + padding
+	if err := bloomery.CheckTableBytes("cuckoo", size); err != nil {
 		return nil, err
 	}
 	flt := newFilter(m, f, p.Capacity, p.Hasher)
-	flt.data = newTable(TableBytes(m, f) + padding)
+	flt.data = newTable(size)
 	return flt, nil
 }
 
