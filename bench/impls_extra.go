@@ -126,7 +126,7 @@ func extraUint64Impls() []Impl[uint64] {
 		out = append(out, staticU(s.name, s.group, s.ours, s.build))
 	}
 	out = append(out,
-		cuckooPerKeyU("bloomery cuckoo (12-bit)", cuckoo.DesignLoad),
+		cuckooPerKeyU("bloomery cuckoo (12-bit)", 12, cuckoo.DesignLoad),
 		// The same filter built through InsertBatch, the batch-load API
 		// (prefetch pipeline); the row above is the per-key InsertHash.
 		Impl[uint64]{Name: "bloomery cuckoo (12-bit, InsertBatch)", Group: "cuckoo", Ours: true, Build: func(keys []uint64, p float64) (Built[uint64], error) {
@@ -141,7 +141,11 @@ func extraUint64Impls() []Impl[uint64] {
 		}},
 		// The same 12-bit filter sized so that it ends at seiflotfy's load
 		// at 10^7 keys (60 %): speed at equal load, at 20 bits/key.
-		cuckooPerKeyU("bloomery cuckoo (12-bit, 60 % load)", 0.6),
+		cuckooPerKeyU("bloomery cuckoo (12-bit, 60 % load)", 12, 0.6),
+		// At seiflotfy's FPR (1.8% at 10^7 keys, 8-bit fingerprints at 60 %
+		// load): 9-bit fingerprints, at the default load and at 85 %.
+		cuckooPerKeyU("bloomery cuckoo (9-bit)", 9, cuckoo.DesignLoad),
+		cuckooPerKeyU("bloomery cuckoo (9-bit, 85 % load)", 9, 0.85),
 		Impl[uint64]{Name: "seiflotfy/cuckoofilter", Group: "cuckoo", Build: func(keys []uint64, p float64) (Built[uint64], error) {
 			f := seiflotfy.NewFilter(uint(len(keys)))
 			// One key buffer for all calls: seiflotfy hashes through an
@@ -199,7 +203,7 @@ func extraStringImpls() []Impl[[]byte] {
 		out = append(out, staticS(s.name, s.group, s.ours, s.build))
 	}
 	out = append(out,
-		cuckooPerKeyS("bloomery cuckoo (12-bit)", cuckoo.DesignLoad),
+		cuckooPerKeyS("bloomery cuckoo (12-bit)", 12, cuckoo.DesignLoad),
 		// InsertBatch over the keys' hashes, 1024 at a time (hashing
 		// included in the build time).
 		Impl[[]byte]{Name: "bloomery cuckoo (12-bit, InsertBatch)", Group: "cuckoo", Ours: true, Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
@@ -221,7 +225,11 @@ func extraStringImpls() []Impl[[]byte] {
 			}
 			return Built[[]byte]{Contains: f.Contains, Batch: batchOverHashes(f.ContainsBatch), Bytes: f.SizeBytes()}, nil
 		}},
-		cuckooPerKeyS("bloomery cuckoo (12-bit, 60 % load)", 0.6),
+		cuckooPerKeyS("bloomery cuckoo (12-bit, 60 % load)", 12, 0.6),
+		// At seiflotfy's FPR (1.8% at 10^7 keys, 8-bit fingerprints at 60 %
+		// load): 9-bit fingerprints, at the default load and at 85 %.
+		cuckooPerKeyS("bloomery cuckoo (9-bit)", 9, cuckoo.DesignLoad),
+		cuckooPerKeyS("bloomery cuckoo (9-bit, 85 % load)", 9, 0.85),
 		Impl[[]byte]{Name: "seiflotfy/cuckoofilter", Group: "cuckoo", Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
 			f := seiflotfy.NewFilter(uint(len(keys)))
 			failed := 0
@@ -236,14 +244,15 @@ func extraStringImpls() []Impl[[]byte] {
 	return out
 }
 
-// cuckooPerKeyU is our 12-bit cuckoo filter filled one InsertHash at a
-// time, sized (Params.Load) so that the keys fill its table to load:
-// cuckoo.DesignLoad (the default sizing) or, for a row at seiflotfy's load
-// at 10^7 keys (60 %), lower: insert speed at equal load, at more bits per
-// key.
-func cuckooPerKeyU(name string, load float64) Impl[uint64] {
+// cuckooPerKeyU is our cuckoo filter with fingerprints of the given bits,
+// filled one InsertHash at a time, sized (Params.Load) so that the keys
+// fill its table to load: cuckoo.DesignLoad (the default sizing) or lower,
+// which trades bits per key for faster inserts (fewer full buckets). The
+// rows at seiflotfy's load at 10^7 keys (60 %) show insert speed at equal
+// load; the 9-bit rows, speed and space at its FPR.
+func cuckooPerKeyU(name string, bits int, load float64) Impl[uint64] {
 	return Impl[uint64]{Name: name, Group: "cuckoo", Ours: true, Build: func(keys []uint64, p float64) (Built[uint64], error) {
-		f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: 12, Load: load})
+		f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: bits, Load: load})
 		if err != nil {
 			return Built[uint64]{}, err
 		}
@@ -257,9 +266,9 @@ func cuckooPerKeyU(name string, load float64) Impl[uint64] {
 }
 
 // cuckooPerKeyS is cuckooPerKeyU for string keys, through Insert.
-func cuckooPerKeyS(name string, load float64) Impl[[]byte] {
+func cuckooPerKeyS(name string, bits int, load float64) Impl[[]byte] {
 	return Impl[[]byte]{Name: name, Group: "cuckoo", Ours: true, Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
-		f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: 12, Load: load})
+		f, err := cuckoo.New(cuckoo.Params{Capacity: len(keys), FingerprintBits: bits, Load: load})
 		if err != nil {
 			return Built[[]byte]{}, err
 		}
