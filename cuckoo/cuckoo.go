@@ -129,10 +129,11 @@
 // 1.15x (string keys) and 1.68x (uint64 hashes) the speed of
 // seiflotfy/cuckoofilter, whose power-of-two table also ends at 60% there;
 // at DesignLoad, 0.81x and 1.11x (docs/benchmarks.md). At seiflotfy's FPR
-// (1.8% at 10^7 keys) the comparison favours a smaller table: 9-bit
-// fingerprints at Load = 0.85 (10.6 bits per key, 1.3% FPR, against its
-// 13.4 bits) inserted per key 1.04-1.14x (strings) and 1.22-1.33x (uint64
-// hashes) its speed, and at DesignLoad (9.6 bits per key) 0.84-0.99x.
+// (1.8% at 10^7 keys) 9 fingerprint bits suffice. Filled to Load = 0.85
+// (10.6 bits per key, 1.3% FPR, against its 13.4 bits), such a filter
+// inserted per key at 1.04-1.14x (strings) and 1.22-1.33x (uint64 hashes)
+// its speed over three rounds; filled to DesignLoad (9.6 bits per key),
+// at 0.84-1.13x.
 //
 // Why the alternate bucket is not windowed: a Vacuum-filter style
 // alternate (Wang et al., VLDB 2019), i XOR d(tag) inside an aligned
