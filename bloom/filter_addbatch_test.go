@@ -16,6 +16,7 @@ import (
 // across batches and mix in hashes already present: the reports, the
 // returned count, Len, the set-bit count and every word must be equal.
 func TestFilterAddHashBatchEqualsAddHash(t *testing.T) {
+	skipUnderRace(t)
 	r := rand.New(rand.NewPCG(11, 3))
 	for _, bytes := range []int{addBatchMinBytes - 64, addBatchMinBytes} {
 		for k := 1; k <= 40; k++ {
@@ -70,6 +71,7 @@ func TestFilterAddHashBatchEqualsAddHash(t *testing.T) {
 // TestFilterAddHashBatchReports: the per-hash reports equal AddHash's on a
 // twin, on a prefetching-size array, including repeats within a batch.
 func TestFilterAddHashBatchReports(t *testing.T) {
+	skipUnderRace(t)
 	const n = 6_000_000 // 10.8 MB at 0.1%: the prefetching path
 	seq, err := NewForCapacity(n, 0.001)
 	if err != nil {

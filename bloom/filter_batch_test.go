@@ -33,6 +33,7 @@ func filledFilter(t testing.TB, n int, fpr float64, seed uint64) (*Filter, []uin
 // the design fill) plus 3000 added keys, so absent keys exit at every
 // probe position and some of them are false positives.
 func TestFilterContainsBatchEqualsContainsHash(t *testing.T) {
+	skipUnderRace(t)
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, bytes := range []int{filterBatchMinBytes - 64, filterBatchMinBytes} {
 		for k := 1; k <= 40; k++ {
@@ -89,6 +90,7 @@ func TestFilterContainsBatchEqualsContainsHash(t *testing.T) {
 // 10^7 absent keys answer ContainsHash's answer, true at the filter's
 // estimated FPR within 15%.
 func TestFilterContainsBatchNoFalseNegatives(t *testing.T) {
+	skipUnderRace(t)
 	const n = 10_000_000
 	f, hs := filledFilter(t, n, 0.01, 3)
 	if len(f.words)*8 < filterBatchMinBytes {

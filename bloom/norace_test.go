@@ -1,0 +1,6 @@
+//go:build !race
+
+package bloom
+
+// raceEnabled is true under -race (see skipUnderRace).
+const raceEnabled = false
