@@ -6,7 +6,7 @@
 #
 #   reference-conditions.sh cells [ROUNDS]   every §7.1 cell (same -n) on
 #       bloomery, BF.MEXISTS of 100 items, redis-server's SET/EXISTS at P=1
-#       and P=32, and the client's ceiling for the 100-item shapes
+#       and P=32, and a no-work ceiling for the 100-item shapes
 #       (redis-server SMISMEMBER of 100 items on an absent key), per round
 #   reference-conditions.sh pairs [ROUNDS]   redis-server SET then bloomery
 #       BF.ADD, redis-server EXISTS then bloomery BF.EXISTS, at P=1
@@ -86,10 +86,11 @@ for round in $(seq "$rounds"); do
     rb 6393 20000 1 "bloomery BF.MEXISTS x100" BF.MEXISTS bench:bf $items100
     # shellcheck disable=SC2086
     rb 6393 100000 32 "bloomery BF.MEXISTS x100" BF.MEXISTS bench:bf $items100
-    # The ceiling the client allows for these shapes: the same request
-    # (100 random items) and reply (100 integers) from a server that does
-    # no per-item work, redis-server's SMISMEMBER on a key that does not
-    # exist.
+    # A no-work ceiling for these shapes: the same request (100 random
+    # items) and reply (100 integers) from a server that does no per-item
+    # work, redis-server's SMISMEMBER on a key that does not exist: how far
+    # a server gets with this client under these conditions when its own
+    # work costs next to nothing.
     # shellcheck disable=SC2086
     rb 6394 20000 1 "redis-server SMISMEMBER x100, absent key" SMISMEMBER bench:none $items100
     # shellcheck disable=SC2086
