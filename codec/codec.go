@@ -72,6 +72,12 @@ type Family struct {
 	Decode func(data []byte, want hashing.Expect) (bloomery.Filter, error)
 	// New returns an empty filter designed for n keys at FPR p.
 	New func(n int, p float64, h hashing.Hasher) (bloomery.Adder, error)
+	// NewAtLoad, set by families whose table has a tunable load factor
+	// (cuckoo), is New with a table that n keys fill to load, in (0, 1):
+	// a lower load than the family's default takes more space and makes
+	// inserts faster. It returns an error wrapping
+	// bloomery.ErrInvalidParams for a load the family does not accept.
+	NewAtLoad func(n int, p, load float64, h hashing.Hasher) (bloomery.Adder, error)
 	// Build builds a static filter from key hashes made with h
 	// (duplicates allowed) for a target FPR p.
 	Build func(hashes []uint64, p float64, h hashing.Hasher) (bloomery.Filter, error)
@@ -91,7 +97,7 @@ var (
 func Register(f Family) {
 	mu.Lock()
 	defer mu.Unlock()
-	if !f.Kind.Valid() || f.Decode == nil || f.Plan == nil || (f.New == nil) == (f.Build == nil) {
+	if !f.Kind.Valid() || f.Decode == nil || f.Plan == nil || (f.New == nil) == (f.Build == nil) || (f.NewAtLoad != nil && f.New == nil) {
 		panic(fmt.Sprintf("codec: malformed family %v", f.Kind))
 	}
 	if _, dup := families[f.Kind]; dup {

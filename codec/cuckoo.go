@@ -21,6 +21,9 @@ func init() {
 		New: func(n int, p float64, h hashing.Hasher) (bloomery.Adder, error) {
 			return cuckoo.New(cuckoo.Params{Capacity: n, FPR: p, Hasher: h})
 		},
+		NewAtLoad: func(n int, p, load float64, h hashing.Hasher) (bloomery.Adder, error) {
+			return cuckoo.New(cuckoo.Params{Capacity: n, FPR: p, Load: load, Hasher: h})
+		},
 		// Cuckoo filters of different contents place fingerprints by
 		// different eviction walks; there is no slot-wise union.
 		Merge: nil,

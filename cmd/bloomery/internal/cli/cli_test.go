@@ -13,6 +13,7 @@ import (
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/codec"
+	"github.com/bloomery/bloomery/cuckoo"
 	"github.com/bloomery/bloomery/hashing"
 	"github.com/bloomery/bloomery/internal/filtertest"
 )
@@ -630,6 +631,9 @@ func TestUsageErrors(t *testing.T) {
 		{"build over its input", []string{"build", "--kind", "bloom", "-o", f, f}, "would replace the input key file"},
 		{"build seed and key", []string{"build", "--kind", "bloom", "-o", f, "--seed", "1", "--key-file", f}, "exclusive"},
 		{"build bad seed", []string{"build", "--kind", "bloom", "-o", f, "--seed", "-1"}, "unsigned 64-bit"},
+		{"build load out of range", []string{"build", "--kind", "cuckoo", "-o", f, "--load", "1.2"}, "load factor must be in (0, 1)"},
+		{"build load not a number", []string{"build", "--kind", "cuckoo", "-o", f, "--load", "most"}, "not a load factor"},
+		{"build load for bloom", []string{"build", "--kind", "bloom", "-o", f, "--load", "0.5"}, "--load applies to cuckoo filters, not bloom"},
 		{"query no filter", []string{"query"}, "FILTER is required"},
 		{"inspect no filter", []string{"inspect"}, "exactly one FILTER"},
 		{"merge one input", []string{"merge", "-o", f, f}, "at least two input filters"},
@@ -913,4 +917,59 @@ func TestBuildFull(t *testing.T) {
 	if got := listDir(t, dir); len(got) != 0 {
 		t.Errorf("files written: %v", got)
 	}
+}
+
+// TestBuildLoad checks --load: the cuckoo table that N keys fill to the
+// given load holds every key, is larger than the default one by the ratio
+// of the loads (at the same fingerprint width), and a load above the
+// family's maximum fails the build with nothing written.
+func TestBuildLoad(t *testing.T) {
+	requireKinds(t, bloomery.KindCuckoo)
+	dir := t.TempDir()
+	keys := filtertest.Keys(20000, 32)
+	def := filepath.Join(dir, "default.blmy")
+	low := filepath.Join(dir, "low.blmy")
+	mustRun(t, joinKeys(keys), "build", "--kind", "cuckoo", "-p", "0.001", "-o", def)
+	mustRun(t, joinKeys(keys), "build", "--kind", "cuckoo", "-p", "0.001", "--load", "60%", "-o", low)
+	var sizes [2]int
+	for i, out := range []string{def, low} {
+		maybe, no := parseCountLine(t, mustRun(t, joinKeys(keys), "query", "--count", out).stdout)
+		if maybe != len(keys) || no != 0 {
+			t.Errorf("%s: maybe=%d no=%d", out, maybe, no)
+		}
+		fi, err := os.Stat(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes[i] = int(fi.Size())
+	}
+	f, err := openCuckoo(low)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lf := f.LoadFactor(); lf < 0.58 || lf > 0.6 {
+		t.Errorf("load factor %.4f after %d keys at --load 60%%, want just under 0.6", lf, len(keys))
+	}
+	// Same P: 0.1% needs 13-bit fingerprints at 94% and 13 at 60% too
+	// (8*0.6/2^12 = 0.12% > 0.1%), so the table grows by 0.94/0.6.
+	if r := float64(sizes[1]) / float64(sizes[0]); r < 1.5 || r > 1.6 {
+		t.Errorf("file sizes %d and %d: ratio %.3f, want about 0.94/0.6 = 1.57", sizes[0], sizes[1], r)
+	}
+	bad := filepath.Join(dir, "bad.blmy")
+	r := run(t, joinKeys(keys), "build", "--kind", "cuckoo", "--load", "0.97", "-o", bad)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "load 0.97 outside") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("%s written: %v", bad, err)
+	}
+}
+
+// openCuckoo decodes the cuckoo filter in file path.
+func openCuckoo(path string) (*cuckoo.Filter, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return cuckoo.Decode(data, hashing.Expect{})
 }

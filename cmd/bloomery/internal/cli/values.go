@@ -69,6 +69,17 @@ func (v *fprValue) String() string {
 }
 
 func (v *fprValue) Set(s string) error {
+	f, err := parseFraction(s, "false-positive rate")
+	if err != nil {
+		return err
+	}
+	v.p = f
+	return nil
+}
+
+// parseFraction parses a number in (0, 1) written as a fraction ("0.01")
+// or a percentage ("1%"); what names it in errors.
+func parseFraction(s, what string) (float64, error) {
 	t := strings.TrimSpace(s)
 	scale := 1.0
 	if strings.HasSuffix(t, "%") {
@@ -76,13 +87,36 @@ func (v *fprValue) Set(s string) error {
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil {
-		return fmt.Errorf("not a false-positive rate: %q", s)
+		return 0, fmt.Errorf("not a %s: %q", what, s)
 	}
 	f *= scale
 	if !(f > 0 && f < 1) {
-		return fmt.Errorf("false-positive rate must be in (0, 1), got %s", s)
+		return 0, fmt.Errorf("%s must be in (0, 1), got %s", what, s)
 	}
-	v.p = f
+	return f, nil
+}
+
+// loadValue is a flag holding a table load factor in (0, 1), written as a
+// fraction ("0.85") or a percentage ("85%"). set records whether the flag
+// was given.
+type loadValue struct {
+	load float64
+	set  bool
+}
+
+func (v *loadValue) String() string {
+	if v == nil || !v.set {
+		return ""
+	}
+	return strconv.FormatFloat(v.load, 'g', -1, 64)
+}
+
+func (v *loadValue) Set(s string) error {
+	f, err := parseFraction(s, "load factor")
+	if err != nil {
+		return err
+	}
+	v.load, v.set = f, true
 	return nil
 }
 
