@@ -26,9 +26,10 @@ vet:
 lint:
 	@for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
-# Other platforms: every module's tests (-short) as 386 binaries, which
-# run here (int is 32 bits, and every package takes its portable Go paths
-# instead of the amd64 assembly; go test also runs its vet checks there);
+# Other platforms: every module's tests (-short; PORTABLE_MODULES) as 386
+# binaries, which run here (int is 32 bits, and every package takes its
+# portable Go paths instead of the amd64 assembly; go test also runs its
+# vet checks there);
 # the root module vetted for arm64, which compiles the same portable files
 # with 64-bit ints (the nested modules have no platform-specific files, so
 # amd64 and 386 cover them); and the root module's tests as big-endian
@@ -38,9 +39,14 @@ lint:
 # machine too. Tests that need the host kernel to treat the process as
 # native skip themselves there (filtertest.Emulated).
 QEMU_S390X ?= qemu-s390x-static
+# interop/parquet is left out of the 386 pass: it holds only tests, which
+# move filters between Apache Arrow's Parquet reader/writer and package
+# sbbf (whose own Parquet parsing runs on 386 with the root module), and
+# compiling Arrow for 386 took 1.5 of that pass's 5 minutes.
+PORTABLE_MODULES := $(filter-out ./interop/parquet,$(MODULES))
 portable:
 	@echo "== vet GOARCH=arm64 ."; GOARCH=arm64 $(GO) vet ./...
-	@for m in $(MODULES); do echo "== test GOARCH=386 -short $$m"; \
+	@for m in $(PORTABLE_MODULES); do echo "== test GOARCH=386 -short $$m"; \
 		(cd $$m && GOARCH=386 $(GO) test -short -count=1 ./...) || exit 1; done
 	@if command -v $(QEMU_S390X) >/dev/null; then \
 		echo "== test GOARCH=s390x -short (under $(QEMU_S390X))"; \
