@@ -29,10 +29,10 @@ lint:
 # Other platforms: every module's tests (-short; PORTABLE_MODULES) as 386
 # binaries, which run here (int is 32 bits, and every package takes its
 # portable Go paths instead of the amd64 assembly; go test also runs its
-# vet checks there);
-# the root module vetted for arm64, which compiles the same portable files
-# with 64-bit ints (the nested modules have no platform-specific files, so
-# amd64 and 386 cover them); and the root module's tests as big-endian
+# vet checks there); the root module vetted for arm64, which compiles the
+# same portable files with 64-bit ints (the nested modules have no
+# platform-specific files, so amd64 and 386 cover them); and the root
+# module's tests as big-endian
 # s390x binaries under qemu-user-static's emulator (Debian package
 # qemu-user-static, which .ci/run installs): golden files written on amd64
 # must decode, and filters built there must match them, on a big-endian

@@ -1,6 +1,10 @@
 package bloom
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/bloomery/bloomery/internal/filtertest"
+)
 
 // skipUnderRace skips a single-goroutine test that needs arrays of 8 MiB
 // and more (the prefetching batch paths) when the race detector is on:
@@ -8,7 +12,7 @@ import "testing"
 // It runs at full size without -race (make unit).
 func skipUnderRace(t *testing.T) {
 	t.Helper()
-	if raceEnabled {
+	if filtertest.RaceEnabled {
 		t.Skip("single-goroutine test over arrays of 8 MiB and more: run without -race")
 	}
 }

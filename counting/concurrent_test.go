@@ -16,7 +16,7 @@ func TestConcurrent(t *testing.T) {
 		t.Run(name(p), func(t *testing.T) {
 			const workers = 4
 			per := sizeN(50_000, 10_000)
-			if raceEnabled {
+			if filtertest.RaceEnabled { // every memory access instrumented
 				per = 20_000
 			}
 			p.Capacity = workers * per

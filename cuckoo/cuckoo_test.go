@@ -397,7 +397,7 @@ func TestMultisetModel(t *testing.T) {
 			rng := filtertest.SplitMix64(tc.seed)
 			fulls := 0
 			ops := sizeN(400_000, 50_000)
-			if raceEnabled {
+			if filtertest.RaceEnabled {
 				ops = 50_000
 			}
 			for op := 0; op < ops; op++ {
@@ -716,7 +716,7 @@ func TestDecodeRejects(t *testing.T) {
 // 1.15e-4 needs about 10^7 probes; race builds use 2*10^6 and the 5-sigma
 // bound that CheckFPR then applies (and logs).
 func probes16() int {
-	if raceEnabled || filtertest.Short() {
+	if filtertest.RaceEnabled || filtertest.Short() {
 		return 2_000_000
 	}
 	return 12_000_000

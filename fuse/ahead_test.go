@@ -84,7 +84,7 @@ func refQueuePeel(arity int, count []uint8, xors, order []uint64, which []uint8,
 // and with a queue small enough to overflow.
 func TestAheadSameResult(t *testing.T) {
 	n := size(2_000_000, 200_000)
-	if raceEnabled {
+	if filtertest.RaceEnabled {
 		n = 200_000
 	}
 	hs := filtertest.Hashes(n, 31)

@@ -122,7 +122,7 @@ func TestSizingTable(t *testing.T) {
 // must meet the same bounds.
 func TestBitsPerKeyTarget(t *testing.T) {
 	n := size(10_000_000, 1_000_000)
-	if raceEnabled {
+	if filtertest.RaceEnabled {
 		n = 1_000_000
 	}
 	hs := filtertest.Hashes(n, 11)
@@ -282,7 +282,7 @@ func TestFPR(t *testing.T) {
 				t.Fatal(err)
 			}
 			probes := size(2_000_000, 200_000)
-			if v.bits == 16 && !raceEnabled {
+			if v.bits == 16 && !filtertest.RaceEnabled {
 				// 2*10^7 probes see about 300 false positives: the
 				// +-15% bound is then about 2.6 sigma; CheckFPR uses
 				// 5 sigma when that is wider. (Under -race, 2*10^6

@@ -18,7 +18,7 @@ import (
 // everything.
 func TestQueuePeel(t *testing.T) {
 	n := size(1_000_000, 100_000)
-	if raceEnabled {
+	if filtertest.RaceEnabled {
 		n = 100_000 // the race detector makes the 10^6-key walks slow
 	}
 	hs := filtertest.Hashes(n, 21)
@@ -106,7 +106,7 @@ func TestQueuePeel(t *testing.T) {
 // order and checks them for false negatives, before and after a
 // marshal/unmarshal round trip.
 func TestBuildQueuePeel(t *testing.T) {
-	if filtertest.Short() || raceEnabled {
+	if filtertest.Short() || filtertest.RaceEnabled {
 		t.Skip("2*10^6 keys")
 	}
 	n := 2_000_000

@@ -56,19 +56,18 @@ type buildOpts struct {
 }
 
 // kindNames lists the kinds registered in this build.
-func kindNames() []string {
-	var names []string
-	for _, f := range codec.Families() {
-		names = append(names, f.Kind.String())
-	}
-	return names
-}
+func kindNames() []string { return kindsWhere(func(codec.Family) bool { return true }) }
 
 // loadKinds lists the kinds whose table load --load sets.
 func loadKinds() []string {
+	return kindsWhere(func(f codec.Family) bool { return f.NewAtLoad != nil })
+}
+
+// kindsWhere lists the registered kinds whose family keep accepts.
+func kindsWhere(keep func(codec.Family) bool) []string {
 	var names []string
 	for _, f := range codec.Families() {
-		if f.NewAtLoad != nil {
+		if keep(f) {
 			names = append(names, f.Kind.String())
 		}
 	}

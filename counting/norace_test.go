@@ -1,5 +1,0 @@
-//go:build !race
-
-package counting
-
-const raceEnabled = false
