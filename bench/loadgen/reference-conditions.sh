@@ -6,11 +6,17 @@
 #
 #   reference-conditions.sh cells [ROUNDS]   every §7.1 cell (same -n) on
 #       bloomery, BF.MEXISTS of 100 items, redis-server's SET/EXISTS at P=1
-#       and P=32, and a no-work ceiling for the 100-item shapes
-#       (redis-server SMISMEMBER of 100 items on an absent key), per round
+#       and P=32 and SET 100 to a round trip, and a no-work ceiling for
+#       the 100-item shapes (redis-server SMISMEMBER of 100 items on an
+#       absent key), per round
 #   reference-conditions.sh pairs [ROUNDS]   redis-server SET then bloomery
 #       BF.ADD, redis-server EXISTS then bloomery BF.EXISTS, at P=1
 #       (-n 100000), alternated ROUNDS times
+#   reference-conditions.sh batches [ROUNDS]   the same-run batch
+#       baseline, redis-server SETs of random items 100 to a round trip
+#       (-P 100; its requests/s are items/s), then bloomery BF.MADD of 100
+#       at P=1, then the no-work ceiling (SMISMEMBER of 100, P=1),
+#       alternated ROUNDS times
 #
 # BLOOMERY (default: go build of ./cmd/bloomery into a temp dir) is the
 # server binary. redis-server runs with appendonly yes, appendfsync
@@ -78,6 +84,9 @@ for round in $(seq "$rounds"); do
     rb 6393 200000 1 "bloomery BF.EXISTS" BF.EXISTS bench:bf __rand_int__
     rb 6393 2000000 32 "bloomery BF.ADD" BF.ADD bench:bf __rand_int__
     rb 6393 2000000 32 "bloomery BF.EXISTS" BF.EXISTS bench:bf __rand_int__
+    # The same-run baseline for batches: SETs of random items,
+    # 100 to a round trip (requests/s are items/s).
+    rb 6394 2000000 100 "redis-server SET, 100 pipelined (req/s = items/s)" SET __rand_int__ 1
     # shellcheck disable=SC2086
     bf; rb 6393 20000 1 "bloomery BF.MADD x100" BF.MADD bench:bf $items100
     # shellcheck disable=SC2086
@@ -107,6 +116,14 @@ for round in $(seq "$rounds"); do
     rb 6394 100000 1 "redis-server EXISTS" EXISTS __rand_int__
     rb 6393 100000 1 "bloomery BF.EXISTS" BF.EXISTS bench:bf __rand_int__
     ;;
-  *) echo "usage: $0 cells|pairs [ROUNDS]" >&2; exit 2 ;;
+  batches)
+    bf
+    rb 6394 2000000 100 "redis-server SET, 100 pipelined (req/s = items/s)" SET __rand_int__ 1
+    # shellcheck disable=SC2086
+    rb 6393 20000 1 "bloomery BF.MADD x100 (x100 = items/s)" BF.MADD bench:bf $items100
+    # shellcheck disable=SC2086
+    rb 6394 20000 1 "redis-server SMISMEMBER x100, absent key" SMISMEMBER bench:none $items100
+    ;;
+  *) echo "usage: $0 cells|pairs|batches [ROUNDS]" >&2; exit 2 ;;
   esac
 done
