@@ -78,6 +78,9 @@ type Family struct {
 	// inserts faster. It returns an error wrapping
 	// bloomery.ErrInvalidParams for a load the family does not accept.
 	NewAtLoad func(n int, p, load float64, h hashing.Hasher) (bloomery.Adder, error)
+	// PlanAtLoad, set with NewAtLoad, is Plan for the filter NewAtLoad
+	// makes, with the same error for a load the family does not accept.
+	PlanAtLoad func(n int, p, load float64) (Plan, error)
 	// Build builds a static filter from key hashes made with h
 	// (duplicates allowed) for a target FPR p.
 	Build func(hashes []uint64, p float64, h hashing.Hasher) (bloomery.Filter, error)
@@ -97,7 +100,7 @@ var (
 func Register(f Family) {
 	mu.Lock()
 	defer mu.Unlock()
-	if !f.Kind.Valid() || f.Decode == nil || f.Plan == nil || (f.New == nil) == (f.Build == nil) || (f.NewAtLoad != nil && f.New == nil) {
+	if !f.Kind.Valid() || f.Decode == nil || f.Plan == nil || (f.New == nil) == (f.Build == nil) || (f.NewAtLoad != nil && f.New == nil) || (f.NewAtLoad == nil) != (f.PlanAtLoad == nil) {
 		panic(fmt.Sprintf("codec: malformed family %v", f.Kind))
 	}
 	if _, dup := families[f.Kind]; dup {

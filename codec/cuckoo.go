@@ -14,7 +14,10 @@ func init() {
 		Kind:        bloomery.KindCuckoo,
 		Mutability:  InsertDelete,
 		Description: "cuckoo filter: 8-16 bit fingerprints in buckets of 4, any bucket count; add, delete, count",
-		Plan:        planCuckoo,
+		Plan: func(n int, p float64) (Plan, error) {
+			return planCuckoo(n, p, cuckoo.DesignLoad)
+		},
+		PlanAtLoad: planCuckoo,
 		Decode: func(data []byte, want hashing.Expect) (bloomery.Filter, error) {
 			return cuckoo.Decode(data, want)
 		},
@@ -30,18 +33,22 @@ func init() {
 	})
 }
 
-// planCuckoo sizes a cuckoo filter without allocating it.
-func planCuckoo(n int, p float64) (Plan, error) {
+// planCuckoo sizes, without allocating it, the cuckoo filter that
+// NewAtLoad(n, p, load) makes.
+func planCuckoo(n int, p, load float64) (Plan, error) {
 	if n < 1 || uint64(n) > cuckoo.MaxCapacity {
 		return Plan{}, fmt.Errorf("codec: cuckoo: capacity %d outside 1..%d: %w", n, uint64(cuckoo.MaxCapacity), bloomery.ErrInvalidParams)
 	}
-	f, err := cuckoo.FingerprintBitsFor(p)
+	f, err := cuckoo.FingerprintBitsAt(p, load)
 	if err != nil {
 		return Plan{}, err
 	}
-	m := cuckoo.BucketsFor(n)
+	m, err := cuckoo.BucketsAt(n, load)
+	if err != nil {
+		return Plan{}, err
+	}
 	bytes := int64(cuckoo.TableBytes(m, f)) + 8 // in-memory padding
-	load := float64(n) / float64(m*cuckoo.BucketSize)
+	load = float64(n) / float64(m*cuckoo.BucketSize)
 	return Plan{
 		Kind:            bloomery.KindCuckoo,
 		BitsPerKey:      float64(8*bytes) / float64(n),

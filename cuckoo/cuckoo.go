@@ -290,7 +290,25 @@ var (
 // if even 16 bits do not reach p. Widths below 8 are raised to 8.
 func FingerprintBitsFor(p float64) (int, error) { return fingerprintBitsAt(p, DesignLoad) }
 
-// fingerprintBitsAt is FingerprintBitsFor for a table filled to load.
+// FingerprintBitsAt is FingerprintBitsFor for a table that Capacity keys
+// fill to load (Params.Load), in (0, DesignLoad]: the width New chooses
+// for Params{FPR: p, Load: load}.
+func FingerprintBitsAt(p, load float64) (int, error) {
+	if err := checkLoad(load); err != nil {
+		return 0, err
+	}
+	return fingerprintBitsAt(p, load)
+}
+
+// checkLoad accepts the loads New accepts for Params.Load, other than zero.
+func checkLoad(load float64) error {
+	if !(load > 0 && load <= DesignLoad) {
+		return fmt.Errorf("cuckoo: load %v outside (0, %v]: %w", load, DesignLoad, bloomery.ErrInvalidParams)
+	}
+	return nil
+}
+
+// fingerprintBitsAt is FingerprintBitsAt without the check of load.
 func fingerprintBitsAt(p, load float64) (int, error) {
 	if !(p > 0 && p < 1) {
 		return 0, fmt.Errorf("cuckoo: FPR %v outside (0, 1): %w", p, bloomery.ErrInvalidParams)
@@ -307,6 +325,16 @@ func fingerprintBitsAt(p, load float64) (int, error) {
 // BucketsFor returns the bucket count New uses for n keys at the default
 // load: ceil(n / (BucketSize * DesignLoad)), at least 1.
 func BucketsFor(n int) uint64 { return bucketsAt(n, DesignLoad) }
+
+// BucketsAt returns the bucket count New uses for n keys at load
+// (Params.Load), in (0, DesignLoad]: ceil(n / (BucketSize * load)), at
+// least 1.
+func BucketsAt(n int, load float64) (uint64, error) {
+	if err := checkLoad(load); err != nil {
+		return 0, err
+	}
+	return bucketsAt(n, load), nil
+}
 
 // bucketsAt is ceil(n / (BucketSize * load)), at least 1.
 func bucketsAt(n int, load float64) uint64 {
@@ -326,8 +354,10 @@ func New(p Params) (*Filter, error) {
 	switch {
 	case load == 0:
 		load = DesignLoad
-	case !(load > 0 && load <= DesignLoad):
-		return nil, fmt.Errorf("cuckoo: load %v outside (0, %v]: %w", p.Load, DesignLoad, bloomery.ErrInvalidParams)
+	default:
+		if err := checkLoad(load); err != nil {
+			return nil, err
+		}
 	}
 	f := p.FingerprintBits
 	switch {

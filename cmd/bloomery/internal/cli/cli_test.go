@@ -591,6 +591,68 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// TestPlanLoad: plan --load plans cuckoo as build --load makes it (the
+// same fingerprint width and bytes as the file build writes, less the
+// container's framing), leaves the other families as they were, and
+// refuses a load cuckoo refuses with nothing on stdout.
+func TestPlanLoad(t *testing.T) {
+	if _, err := codec.Lookup(bloomery.KindCuckoo); err != nil {
+		t.Skip("cuckoo is not in this build")
+	}
+	plan := func(args ...string) planReport {
+		t.Helper()
+		var rep planReport
+		r := mustRun(t, "", append([]string{"plan", "-n", "20000", "-p", "0.0184", "--json"}, args...)...)
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		return rep
+	}
+	row := func(rep planReport, kind string) planRow {
+		for _, r := range rep.Families {
+			if r.Kind == kind {
+				return r
+			}
+		}
+		t.Fatalf("no %s row", kind)
+		return planRow{}
+	}
+	def, at := plan(), plan("--load", "85%")
+	if def.Load != 0 || at.Load != 0.85 {
+		t.Errorf("report load %v and %v, want 0 and 0.85", def.Load, at.Load)
+	}
+	for i := range def.Families {
+		d, a := def.Families[i], at.Families[i]
+		if d.Kind != "cuckoo" && d.Bytes != a.Bytes {
+			t.Errorf("%s: %d bytes at --load, %d without", d.Kind, a.Bytes, d.Bytes)
+		}
+	}
+	c := row(at, "cuckoo")
+	if c.FingerprintBits != 9 || c.Bytes <= row(def, "cuckoo").Bytes || float64(c.FPR) > 0.0184 || !strings.Contains(c.Note, "85% load") {
+		t.Errorf("cuckoo at 85%% load: %+v (default: %+v)", c, row(def, "cuckoo"))
+	}
+	keys := make([]string, 20000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key-%d", i)
+	}
+	out := filepath.Join(t.TempDir(), "c.bf")
+	mustRun(t, strings.Join(keys, "\n")+"\n", "build", "--kind", "cuckoo", "-n", "20000", "-p", "0.0184", "--load", "0.85", "-o", out)
+	f, err := openCuckoo(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.FingerprintBits() != c.FingerprintBits || int64(f.SizeBytes()) != c.Bytes {
+		t.Errorf("built %d-bit fingerprints in %d bytes; plan said %d in %d", f.FingerprintBits(), f.SizeBytes(), c.FingerprintBits, c.Bytes)
+	}
+	if !strings.Contains(mustRun(t, "", "plan", "-n", "1e6", "--load", "0.85").stdout, "cuckoo tables at 85.0% load") {
+		t.Errorf("text plan does not state the load")
+	}
+	r := run(t, "", "plan", "-n", "1e6", "--load", "0.97")
+	if r.code != ExitFailure || r.stdout != "" || !strings.Contains(r.stderr, "load 0.97 outside") {
+		t.Errorf("plan --load 0.97: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
 func TestOverfillTextbookFallback(t *testing.T) {
 	// Independent of the catalog: the textbook sizing for n=1e6, p=1%
 	// is m=9585059, k=7.

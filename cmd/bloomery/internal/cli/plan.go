@@ -23,17 +23,22 @@ var planSubcommands = []*command{planLSMCmd}
 var planCmd = &command{
 	name:    "plan",
 	summary: "size every filter family for n keys at a target false-positive rate",
-	usage: `bloomery plan -n N [-p P] [--json]
+	usage: `bloomery plan -n N [-p P] [--load L] [--json]
 
 For each family in this build: bits per key, total bytes, probes k or
 fingerprint bits, expected FPR, cache lines touched per negative query,
 mutability and a note; then the overfill table of the standard Bloom filter
 sized for N keys (its FPR when it holds 1x, 1.5x, 2x, 3x, 5x N keys) and a
-recommendation.`,
+recommendation.
+
+--load L plans cuckoo filters as "bloomery build --load L" makes them: a
+table that N keys fill to L (default and most: 0.94), with fingerprints
+sized for P at that load. The other families are planned as usual.`,
 	flags: func(fs *flag.FlagSet) any {
 		o := &planOpts{p: fprValue{p: 0.01}}
 		fs.Var(&o.n, "n", "design number of keys `N` (required; 1000000, 1e6 or 1_000_000)")
 		fs.Var(&o.p, "p", "target false-positive rate `P`, as 0.01 or 1%")
+		fs.Var(&o.load, "load", "fraction `L` of the table's slots that N keys fill, as 0.85 or 85% (cuckoo only; default 0.94)")
 		fs.BoolVar(&o.json, "json", false, "print JSON instead of tables")
 		return o
 	},
@@ -44,6 +49,7 @@ recommendation.`,
 type planOpts struct {
 	n    countValue
 	p    fprValue
+	load loadValue
 	json bool
 }
 
@@ -92,8 +98,10 @@ type recommendation struct {
 }
 
 type planReport struct {
-	N               int              `json:"n"`
-	P               jsonFloat        `json:"p"`
+	N int       `json:"n"`
+	P jsonFloat `json:"p"`
+	// Load is --load, when given: the load of the tunable families' tables.
+	Load            jsonFloat        `json:"load,omitempty"`
 	Families        []planRow        `json:"families"`
 	Overfill        overfillTable    `json:"overfill"`
 	Recommendations []recommendation `json:"recommendations"`
@@ -107,7 +115,10 @@ func runPlan(e *env, opts any, args []string) error {
 	if !o.n.set {
 		return usagef("-n is required")
 	}
-	rep := makePlan(o.n.n, o.p.p)
+	rep, err := makePlan(o.n.n, o.p.p, o.load)
+	if err != nil {
+		return err
+	}
 	if o.json {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -116,11 +127,26 @@ func runPlan(e *env, opts any, args []string) error {
 	return writePlan(e.stdout, rep)
 }
 
-func makePlan(n int, p float64) planReport {
+// makePlan plans every family for n keys at FPR p; with load set, the
+// families with a tunable load at that load. A load one of them refuses is
+// an error (the flag is wrong for every n and p).
+func makePlan(n int, p float64, load loadValue) (planReport, error) {
 	rep := planReport{N: n, P: jsonFloat(p)}
+	if load.set {
+		rep.Load = jsonFloat(load.load)
+	}
 	for _, fam := range codec.Families() {
 		row := planRow{Kind: fam.Kind.String(), Mutability: fam.Mutability.String()}
-		pl, err := fam.Plan(n, p)
+		var pl codec.Plan
+		var err error
+		if load.set && fam.PlanAtLoad != nil {
+			if _, err := fam.PlanAtLoad(1, 0.5, load.load); err != nil {
+				return planReport{}, fmt.Errorf("--load: %w", err)
+			}
+			pl, err = fam.PlanAtLoad(n, p, load.load)
+		} else {
+			pl, err = fam.Plan(n, p)
+		}
 		if err != nil {
 			row.Error = err.Error()
 		} else {
@@ -139,7 +165,7 @@ func makePlan(n int, p float64) planReport {
 	}
 	rep.Overfill = overfill(n, p)
 	rep.Recommendations = recommend(rep.Families, p)
-	return rep
+	return rep, nil
 }
 
 // overfill computes the standard Bloom filter's FPR at multiples of its
@@ -228,7 +254,11 @@ func writePlan(out io.Writer, rep planReport) error {
 }
 
 func writePlanTables(w io.Writer, rep planReport) {
-	fmt.Fprintf(w, "plan for n=%d keys at target FPR %s\n\n", rep.N, percent(float64(rep.P)))
+	fmt.Fprintf(w, "plan for n=%d keys at target FPR %s", rep.N, percent(float64(rep.P)))
+	if rep.Load != 0 {
+		fmt.Fprintf(w, ", %s tables at %s load", strings.Join(loadKinds(), ", "), percent(float64(rep.Load)))
+	}
+	fmt.Fprintf(w, "\n\n")
 	if len(rep.Families) == 0 {
 		fmt.Fprintf(w, "(no filter families are registered in this build)\n\n")
 	} else {
