@@ -49,9 +49,14 @@ func TestHugePagesReusedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("AnonHugePages %d -> %d KiB", before, after)
-	// The 2 MiB-aligned interior of 64 MiB is at least 62 MiB.
-	if after-before < 62<<10 {
-		t.Fatalf("AnonHugePages of the mapping grew by %d KiB, want >= %d", after-before, 62<<10)
+	// The 2 MiB-aligned interior of 64 MiB is at least 62 MiB. Only the
+	// count after is compared: madvise split the mapping at the advised
+	// range, so "after" counts the array's pages alone, while "before"
+	// may count other huge pages of a larger heap mapping (6 MiB of them
+	// in one 386 run), or the array's own when its memory was collapsed
+	// by an earlier run (-count=3).
+	if after < 62<<10 {
+		t.Fatalf("AnonHugePages of the array's mapping is %d KiB after the collapse, want >= %d", after, 62<<10)
 	}
 	for i := range w {
 		if w[i] != uint64(i) {
