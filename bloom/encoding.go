@@ -258,6 +258,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		count:    hd.count,
 		hasher:   hd.hasher,
 		inline:   inlineHashOf(hd.hasher),
+		keyAsm:   keyAsmFor(hd.hasher),
 	}
 	decodeWords(f.words, hd.payload)
 	f.ones = popcount(f.words)

@@ -2,6 +2,11 @@
 
 package bloom
 
+import "golang.org/x/sys/cpu"
+
+// haveMULX reports whether containsKey may run: its probes use MULX (BMI2).
+var haveMULX = cpu.X86.HasBMI2
+
 // addHash is (*Filter).AddHash in assembly (filter_add_amd64.s); it does
 // exactly what addHashGo does.
 //

@@ -2,6 +2,9 @@
 
 package bloom
 
+// haveMULX is false: there is no containsKey assembly here.
+const haveMULX = false
+
 func addHash(f *Filter, h uint64) bool { return addHashGo(f, h) }
 
 func addKey(f *Filter, p *byte, n int) bool { return addKeyGo(f, p, n) }

@@ -14,3 +14,8 @@ type inlineHash xxh3key.Key
 // inlineHashOf is the inlineHash of hasher h: the zero value unless h is
 // XXH3.
 func inlineHashOf(h hashing.Hasher) inlineHash { return inlineHash(xxh3key.For(h)) }
+
+// keyAsmFor reports whether containsKey's assembly may answer Contains for
+// a Filter hashing with h: h is XXH3 and the CPU has MULX (BMI2), which
+// its probes use.
+func keyAsmFor(h hashing.Hasher) bool { return haveMULX && h.Alg() == hashing.AlgXXH3 }

@@ -146,7 +146,8 @@ func TestKeyPathsMatchHashPaths(t *testing.T) {
 // TestInlineHashSet checks that every way of making a Filter records its
 // hasher for the assembly key paths: set for XXH3 (with its seed), unset
 // for the others, so that a SipHash or XXH64 filter never takes the XXH3
-// assembly.
+// assembly; and that Contains takes containsKey's assembly exactly for
+// XXH3 on a CPU with MULX.
 func TestInlineHashSet(t *testing.T) {
 	var sip [16]byte
 	sip[0] = 9
@@ -194,6 +195,9 @@ func TestInlineHashSet(t *testing.T) {
 		for _, m := range made {
 			if m.f.inline != want {
 				t.Errorf("%v via %s: inline %+v, want %+v", h, m.how, m.f.inline, want)
+			}
+			if m.f.keyAsm != (want.XXH3 && haveMULX) {
+				t.Errorf("%v via %s: keyAsm %v, want %v (MULX available: %v)", h, m.how, m.f.keyAsm, want.XXH3 && haveMULX, haveMULX)
 			}
 			if !m.f.ContainsString("x") {
 				t.Errorf("%v via %s: false negative", h, m.how)
