@@ -31,7 +31,7 @@ median of R repetitions, families interleaved within a repetition, so a
 busy machine slows all of them alike. The measured FPR is over the absent
 keys; a false negative aborts the run with an error.`,
 	flags: func(fs *flag.FlagSet) any {
-		o := &benchOpts{n: countValue{n: 1_000_000}, p: fprValue{p: 0.01}, reps: 3, queries: countValue{n: 1_000_000}}
+		o := &benchOpts{n: countValue{n: 1_000_000}, p: fprFlag(0.01), reps: 3, queries: countValue{n: 1_000_000}}
 		fs.Var(&o.n, "n", "number of keys `N`")
 		fs.Var(&o.p, "p", "target false-positive rate `P` (0.01 or 1%)")
 		fs.StringVar(&o.kinds, "kind", "", "comma-separated kinds (default: every family)")
@@ -45,7 +45,7 @@ keys; a false negative aborts the run with an error.`,
 
 type benchOpts struct {
 	n, queries countValue
-	p          fprValue
+	p          fractionValue
 	kinds      string
 	reps       int
 	json       bool
@@ -112,10 +112,10 @@ func runBench(e *env, o any, args []string) error {
 			var f bloomery.Filter
 			var err error
 			if fam.Build != nil {
-				f, err = fam.Build(keys, opts.p.p, h)
+				f, err = fam.Build(keys, opts.p.f, h)
 			} else {
 				var a bloomery.Adder
-				a, err = fam.New(n, opts.p.p, h)
+				a, err = fam.New(n, opts.p.f, h)
 				if err == nil {
 					for _, k := range keys {
 						a.AddHash(k)
@@ -182,7 +182,7 @@ func runBench(e *env, o any, args []string) error {
 		return enc.Encode(rows)
 	}
 	fmt.Fprintf(e.stdout, "bench: n=%d keys, target FPR %s, %d queries, median of %d reps, %s, GOMAXPROCS %d\n\n",
-		n, pct(opts.p.p), q, opts.reps, runtime.Version(), runtime.GOMAXPROCS(0))
+		n, pct(opts.p.f), q, opts.reps, runtime.Version(), runtime.GOMAXPROCS(0))
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "kind\tbits/key\tFPR\tbuild ns/key\tpositive ns\tnegative ns\tbatch ns")
 	for _, r := range rows {

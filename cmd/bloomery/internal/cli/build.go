@@ -34,7 +34,7 @@ find both of a key's buckets full: at 0.85 the table has about 11% more
 slots than at 0.94. Fingerprints are sized so that the false-positive rate
 at N keys stays at or below P.`,
 	flags: func(fs *flag.FlagSet) any {
-		o := &buildOpts{p: fprValue{p: 0.01}}
+		o := &buildOpts{p: fprFlag(0.01), load: loadFlag()}
 		fs.StringVar(&o.kind, "kind", "", "filter family `KIND` (required): "+strings.Join(kindNames(), ", "))
 		fs.Var(&o.n, "n", "design number of keys `N` for dynamic families (default: the number of distinct keys)")
 		fs.Var(&o.p, "p", "target false-positive rate `P`, as 0.01 or 1%")
@@ -49,8 +49,8 @@ at N keys stays at or below P.`,
 type buildOpts struct {
 	kind string
 	n    countValue
-	p    fprValue
-	load loadValue
+	p    fractionValue
+	load fractionValue
 	out  string
 	hash hashFlags
 }
@@ -160,7 +160,7 @@ func runBuild(e *env, opts any, args []string) error {
 		if o.n.set && o.n.n != distinct {
 			fmt.Fprintf(e.stderr, "bloomery build: note: %s is static; it is built from the %d distinct keys, -n %d is not used\n", fam.Kind, distinct, o.n.n)
 		}
-		f, err = fam.Build(hashes, o.p.p, h)
+		f, err = fam.Build(hashes, o.p.f, h)
 		if err != nil {
 			return fmt.Errorf("build %s filter from %d keys: %w", fam.Kind, distinct, err)
 		}
@@ -174,9 +174,9 @@ func runBuild(e *env, opts any, args []string) error {
 		}
 		var a bloomery.Adder
 		if o.load.set {
-			a, err = fam.NewAtLoad(n, o.p.p, o.load.load, h)
+			a, err = fam.NewAtLoad(n, o.p.f, o.load.f, h)
 		} else {
-			a, err = fam.New(n, o.p.p, h)
+			a, err = fam.New(n, o.p.f, h)
 		}
 		if err != nil {
 			return fmt.Errorf("create %s filter for %d keys: %w", fam.Kind, n, err)

@@ -631,12 +631,8 @@ func TestPlanLoad(t *testing.T) {
 	if c.FingerprintBits != 9 || c.Bytes <= row(def, "cuckoo").Bytes || float64(c.FPR) > 0.0184 || !strings.Contains(c.Note, "85% load") {
 		t.Errorf("cuckoo at 85%% load: %+v (default: %+v)", c, row(def, "cuckoo"))
 	}
-	keys := make([]string, 20000)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("key-%d", i)
-	}
 	out := filepath.Join(t.TempDir(), "c.bf")
-	mustRun(t, strings.Join(keys, "\n")+"\n", "build", "--kind", "cuckoo", "-n", "20000", "-p", "0.0184", "--load", "0.85", "-o", out)
+	mustRun(t, joinKeys(filtertest.Keys(20000, 32)), "build", "--kind", "cuckoo", "-n", "20000", "-p", "0.0184", "--load", "0.85", "-o", out)
 	f, err := openCuckoo(out)
 	if err != nil {
 		t.Fatal(err)
@@ -816,13 +812,13 @@ func TestParseValues(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]float64{"0.01": 0.01, "1%": 0.01, "1e-3": 0.001} {
-		var v fprValue
-		if err := v.Set(in); err != nil || v.p != want {
-			t.Errorf("fpr %q = %v, %v", in, v.p, err)
+		v := fprFlag(0.01)
+		if err := v.Set(in); err != nil || v.f != want {
+			t.Errorf("fpr %q = %v, %v", in, v.f, err)
 		}
 	}
 	for _, in := range []string{"0", "1", "100%", "-0.1", "abc"} {
-		var v fprValue
+		v := fprFlag(0.01)
 		if err := v.Set(in); err == nil {
 			t.Errorf("fpr %q accepted", in)
 		}

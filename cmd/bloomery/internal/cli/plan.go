@@ -35,7 +35,7 @@ recommendation.
 table that N keys fill to L (default and most: 0.94), with fingerprints
 sized for P at that load. The other families are planned as usual.`,
 	flags: func(fs *flag.FlagSet) any {
-		o := &planOpts{p: fprValue{p: 0.01}}
+		o := &planOpts{p: fprFlag(0.01), load: loadFlag()}
 		fs.Var(&o.n, "n", "design number of keys `N` (required; 1000000, 1e6 or 1_000_000)")
 		fs.Var(&o.p, "p", "target false-positive rate `P`, as 0.01 or 1%")
 		fs.Var(&o.load, "load", "fraction `L` of the table's slots that N keys fill, as 0.85 or 85% (cuckoo only; default 0.94)")
@@ -48,8 +48,8 @@ sized for P at that load. The other families are planned as usual.`,
 
 type planOpts struct {
 	n    countValue
-	p    fprValue
-	load loadValue
+	p    fractionValue
+	load fractionValue
 	json bool
 }
 
@@ -115,7 +115,7 @@ func runPlan(e *env, opts any, args []string) error {
 	if !o.n.set {
 		return usagef("-n is required")
 	}
-	rep, err := makePlan(o.n.n, o.p.p, o.load)
+	rep, err := makePlan(o.n.n, o.p.f, o.load)
 	if err != nil {
 		return err
 	}
@@ -130,20 +130,23 @@ func runPlan(e *env, opts any, args []string) error {
 // makePlan plans every family for n keys at FPR p; with load set, the
 // families with a tunable load at that load. A load one of them refuses is
 // an error (the flag is wrong for every n and p).
-func makePlan(n int, p float64, load loadValue) (planReport, error) {
+func makePlan(n int, p float64, load fractionValue) (planReport, error) {
 	rep := planReport{N: n, P: jsonFloat(p)}
 	if load.set {
-		rep.Load = jsonFloat(load.load)
+		rep.Load = jsonFloat(load.f)
 	}
 	for _, fam := range codec.Families() {
 		row := planRow{Kind: fam.Kind.String(), Mutability: fam.Mutability.String()}
 		var pl codec.Plan
 		var err error
 		if load.set && fam.PlanAtLoad != nil {
-			if _, err := fam.PlanAtLoad(1, 0.5, load.load); err != nil {
-				return planReport{}, fmt.Errorf("--load: %w", err)
+			pl, err = fam.PlanAtLoad(n, p, load.f)
+			if err != nil {
+				if _, planErr := fam.Plan(n, p); planErr == nil {
+					// n and p suit the family: the load is what it refuses.
+					return planReport{}, fmt.Errorf("--load: %w", err)
+				}
 			}
-			pl, err = fam.PlanAtLoad(n, p, load.load)
 		} else {
 			pl, err = fam.Plan(n, p)
 		}

@@ -57,23 +57,35 @@ func parseCount(s string) (int, error) {
 	return int(f), nil
 }
 
-// fprValue is a flag holding a false-positive rate in (0, 1), written as a
-// fraction ("0.01") or a percentage ("1%").
-type fprValue struct{ p float64 }
-
-func (v *fprValue) String() string {
-	if v == nil {
-		return ""
-	}
-	return strconv.FormatFloat(v.p, 'g', -1, 64)
+// fractionValue is a flag holding a number in (0, 1), written as a
+// fraction ("0.01") or a percentage ("1%"): a false-positive rate
+// (fprFlag) or a table load factor (loadFlag). set records whether the
+// flag was given; f keeps its default otherwise.
+type fractionValue struct {
+	f    float64
+	set  bool
+	what string // names the value in errors
 }
 
-func (v *fprValue) Set(s string) error {
-	f, err := parseFraction(s, "false-positive rate")
+// fprFlag is a false-positive rate flag defaulting to def.
+func fprFlag(def float64) fractionValue { return fractionValue{f: def, what: "false-positive rate"} }
+
+// loadFlag is a load factor flag with no default (the family's applies).
+func loadFlag() fractionValue { return fractionValue{what: "load factor"} }
+
+func (v *fractionValue) String() string {
+	if v == nil || v.f == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(v.f, 'g', -1, 64)
+}
+
+func (v *fractionValue) Set(s string) error {
+	f, err := parseFraction(s, v.what)
 	if err != nil {
 		return err
 	}
-	v.p = f
+	v.f, v.set = f, true
 	return nil
 }
 
@@ -94,30 +106,6 @@ func parseFraction(s, what string) (float64, error) {
 		return 0, fmt.Errorf("%s must be in (0, 1), got %s", what, s)
 	}
 	return f, nil
-}
-
-// loadValue is a flag holding a table load factor in (0, 1), written as a
-// fraction ("0.85") or a percentage ("85%"). set records whether the flag
-// was given.
-type loadValue struct {
-	load float64
-	set  bool
-}
-
-func (v *loadValue) String() string {
-	if v == nil || !v.set {
-		return ""
-	}
-	return strconv.FormatFloat(v.load, 'g', -1, 64)
-}
-
-func (v *loadValue) Set(s string) error {
-	f, err := parseFraction(s, "load factor")
-	if err != nil {
-		return err
-	}
-	v.load, v.set = f, true
-	return nil
 }
 
 // hashFlags are the hashing options shared by build, query and merge.
