@@ -258,7 +258,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		count:    hd.count,
 		hasher:   hd.hasher,
 		inline:   inlineHashOf(hd.hasher),
-		keyAsm:   keyAsmFor(hd.hasher),
+		probes:   probesFor(hd.hasher, hd.m/64, hd.k),
 	}
 	decodeWords(f.words, hd.payload)
 	f.ones = popcount(f.words)

@@ -15,7 +15,33 @@ type inlineHash xxh3key.Key
 // XXH3.
 func inlineHashOf(h hashing.Hasher) inlineHash { return inlineHash(xxh3key.For(h)) }
 
-// keyAsmFor reports whether containsKey's assembly may answer Contains for
-// a Filter hashing with h: h is XXH3 and the CPU has MULX (BMI2), which
-// its probes use.
-func keyAsmFor(h hashing.Hasher) bool { return haveMULX && h.Alg() == hashing.AlgXXH3 }
+// The routines containsKey's assembly jumps to once it has hashed a key:
+// a Filter's probes field indexes its table (probeTab in
+// filter_add_amd64.s), so the one indirect jump, predicted since a
+// filter's routine never changes, replaces tests of the hasher, the array
+// size and k on every query.
+const (
+	probesGo   = 0 // the Go path, containsKeyGo: not XXH3, or no BMI2; the zero Filter's
+	probesLoop = 1 // k > 16 probes in a loop
+	probesPair = 2 // the first two probes tested together, then the rest (small arrays)
+	probesRun0 = 3 // probesRun0+k: a straight run of k <= 16 probes
+)
+
+// pairMaxBytes bounds the arrays whose queries test their first two
+// probes together (see containsKey in filter_add_amd64.s).
+const pairMaxBytes = 4 << 20
+
+// probesFor returns the probes routine of a Filter of the given number of
+// words and probes hashing with h: probesGo unless h is XXH3 and the CPU
+// has MULX (BMI2), which the assembly probes use.
+func probesFor(h hashing.Hasher, words uint64, k int) uint8 {
+	switch {
+	case !haveMULX || h.Alg() != hashing.AlgXXH3:
+		return probesGo
+	case k >= 2 && words <= pairMaxBytes/8:
+		return probesPair
+	case k > 16:
+		return probesLoop
+	}
+	return probesRun0 + uint8(k)
+}

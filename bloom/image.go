@@ -81,7 +81,7 @@ func NewFromImage(img Image) (*Filter, error) {
 		ones:     popcount(img.Words),
 		hasher:   img.Hasher,
 		inline:   inlineHashOf(img.Hasher),
-		keyAsm:   keyAsmFor(img.Hasher),
+		probes:   probesFor(img.Hasher, uint64(len(img.Words)), img.K),
 	}, nil
 }
 
