@@ -259,6 +259,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		hasher:   hd.hasher,
 		inline:   inlineHashOf(hd.hasher),
 		probes:   probesFor(hd.hasher, hd.m/64, hd.k),
+		hprobes:  hashProbesFor(hd.m/64, hd.k),
 	}
 	decodeWords(f.words, hd.payload)
 	f.ones = popcount(f.words)

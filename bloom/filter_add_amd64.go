@@ -26,6 +26,13 @@ func addKey(f *Filter, p *byte, n int) bool
 //go:noescape
 func containsKey(f *Filter, p *byte, n int) bool
 
+// containsHash is (*Filter).ContainsHash in assembly: the probes of
+// containsKey without the hash (filter_add_amd64.s), or containsHashGo.
+// The unused third argument places the result where containsKey's is.
+//
+//go:noescape
+func containsHash(f *Filter, h uint64, _ uintptr) bool
+
 // keyHash is the assembly XXH3 on its own with f's hasher, for tests: ok
 // is false for the lengths the assembly leaves to the Go path.
 //

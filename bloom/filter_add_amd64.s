@@ -220,6 +220,26 @@ containsKeyCold:
 containsKeySlow:
 	JMP ·containsKeyGo(SB)
 
+// func containsHash(f *Filter, h uint64, _ uintptr) bool
+//
+// (*Filter).ContainsHash: containsKey without the hash, through
+// hashProbeTab (probeTab but for its probesGo entry) at the filter's
+// hprobes field. The third argument only puts the result where the
+// probe routines write it, in the slot containsKey's has.
+TEXT ·containsHash(SB), NOSPLIT, $0-25
+	MOVQ f+0(FP), R12
+	MOVQ h+8(FP), DX
+	MIX64(DX, DI)
+	MOVQ Filter_words(R12), SI
+	MOVQ Filter_words+8(R12), BX
+	MOVBQZX Filter_hprobes(R12), R9
+	LEAQ hashProbeTab<>(SB), AX
+	JMP  (AX)(R9*8)
+
+// hashProbesGo answers containsHash through the Go path.
+TEXT hashProbesGo<>(SB), NOSPLIT|NOFRAME, $0
+	JMP ·containsHashGo(SB)
+
 // probesGo answers through the Go path (probesGo): see containsKey.
 TEXT probesGo<>(SB), NOSPLIT|NOFRAME, $0
 	JMP ·containsKeyGo(SB)
@@ -486,6 +506,29 @@ DATA probeTab<>+136(SB)/8, $probes14<>(SB)
 DATA probeTab<>+144(SB)/8, $probes15<>(SB)
 DATA probeTab<>+152(SB)/8, $probes16<>(SB)
 GLOBL probeTab<>(SB), RODATA|NOPTR, $160
+
+// hashProbeTab is probeTab for containsHash.
+DATA hashProbeTab<>+0(SB)/8, $hashProbesGo<>(SB)
+DATA hashProbeTab<>+8(SB)/8, $probesLoop<>(SB)
+DATA hashProbeTab<>+16(SB)/8, $probesPair<>(SB)
+DATA hashProbeTab<>+24(SB)/8, $probes0<>(SB)
+DATA hashProbeTab<>+32(SB)/8, $probes1<>(SB)
+DATA hashProbeTab<>+40(SB)/8, $probes2<>(SB)
+DATA hashProbeTab<>+48(SB)/8, $probes3<>(SB)
+DATA hashProbeTab<>+56(SB)/8, $probes4<>(SB)
+DATA hashProbeTab<>+64(SB)/8, $probes5<>(SB)
+DATA hashProbeTab<>+72(SB)/8, $probes6<>(SB)
+DATA hashProbeTab<>+80(SB)/8, $probes7<>(SB)
+DATA hashProbeTab<>+88(SB)/8, $probes8<>(SB)
+DATA hashProbeTab<>+96(SB)/8, $probes9<>(SB)
+DATA hashProbeTab<>+104(SB)/8, $probes10<>(SB)
+DATA hashProbeTab<>+112(SB)/8, $probes11<>(SB)
+DATA hashProbeTab<>+120(SB)/8, $probes12<>(SB)
+DATA hashProbeTab<>+128(SB)/8, $probes13<>(SB)
+DATA hashProbeTab<>+136(SB)/8, $probes14<>(SB)
+DATA hashProbeTab<>+144(SB)/8, $probes15<>(SB)
+DATA hashProbeTab<>+152(SB)/8, $probes16<>(SB)
+GLOBL hashProbeTab<>(SB), RODATA|NOPTR, $160
 
 
 

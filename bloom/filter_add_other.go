@@ -11,4 +11,6 @@ func addKey(f *Filter, p *byte, n int) bool { return addKeyGo(f, p, n) }
 
 func containsKey(f *Filter, p *byte, n int) bool { return containsKeyGo(f, p, n) }
 
+func containsHash(f *Filter, h uint64, _ uintptr) bool { return containsHashGo(f, h, 0) }
+
 func keyHash(f *Filter, p *byte, n int) (h uint64, ok bool) { return 0, false }

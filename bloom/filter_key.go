@@ -31,12 +31,21 @@ const (
 // probes together (see containsKey in filter_add_amd64.s).
 const pairMaxBytes = 4 << 20
 
-// probesFor returns the probes routine of a Filter of the given number of
-// words and probes hashing with h: probesGo unless h is XXH3 and the CPU
-// has MULX (BMI2), which the assembly probes use.
+// probesFor returns the probes routine of containsKey for a Filter of the
+// given number of words and probes hashing with h: probesGo unless h is
+// XXH3 (the hash the assembly computes) and the CPU has MULX (BMI2),
+// which the assembly probes use.
 func probesFor(h hashing.Hasher, words uint64, k int) uint8 {
+	return routineFor(h.Alg() == hashing.AlgXXH3, words, k)
+}
+
+// hashProbesFor returns the probes routine of containsHash, which takes
+// a hash of any hasher: probesGo only without MULX.
+func hashProbesFor(words uint64, k int) uint8 { return routineFor(true, words, k) }
+
+func routineFor(asm bool, words uint64, k int) uint8 {
 	switch {
-	case !haveMULX || h.Alg() != hashing.AlgXXH3:
+	case !asm || !haveMULX:
 		return probesGo
 	case k >= 2 && words <= pairMaxBytes/8:
 		return probesPair

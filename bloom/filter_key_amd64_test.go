@@ -10,9 +10,9 @@ import (
 )
 
 // TestContainsWithoutMULX makes filters as on a CPU without BMI2: their
-// probes field sends containsKey to the Go path (probesGo) after the
-// assembly hash, which uses no BMI2 instruction, and their answers are
-// ContainsHash's.
+// probes fields send containsKey (after the assembly hash, which uses no
+// BMI2 instruction) and containsHash to the Go path (probesGo), whose
+// answers are the Go loop's.
 func TestContainsWithoutMULX(t *testing.T) {
 	defer func(had bool) { haveMULX = had }(haveMULX)
 	haveMULX = false
@@ -23,16 +23,17 @@ func TestContainsWithoutMULX(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.probes != probesGo {
-			t.Fatalf("n=%d: probes %d without MULX, want probesGo", n, f.probes)
+		if f.probes != probesGo || f.hprobes != probesGo {
+			t.Fatalf("n=%d: probes %d, hprobes %d without MULX, want probesGo", n, f.probes, f.hprobes)
 		}
 		for _, k := range keys {
 			f.Add(k)
 		}
 		yes := 0
 		for _, k := range append(keys, absent...) {
-			want := f.ContainsHash(f.Hasher().Sum64(k))
-			if f.Contains(k) != want || f.ContainsString(string(k)) != want {
+			hv := f.Hasher().Sum64(k)
+			want := containsHashGo(f, hv, 0)
+			if f.ContainsHash(hv) != want || f.Contains(k) != want || f.ContainsString(string(k)) != want {
 				t.Fatalf("n=%d, key %q: Contains disagrees with ContainsHash (%v)", n, k, want)
 			}
 			if want {
@@ -69,6 +70,22 @@ func TestProbesFor(t *testing.T) {
 	} {
 		if got := probesFor(c.h, c.words, c.k); got != c.want {
 			t.Errorf("probesFor(%v, %d words, k=%d) = %d, want %d", c.h, c.words, c.k, got, c.want)
+		}
+	}
+	// containsHash takes any hasher's hashes.
+	for _, c := range []struct {
+		words uint64
+		k     int
+		want  uint8
+	}{
+		{pairMaxBytes / 8, 2, probesPair},
+		{pairMaxBytes / 8, 1, probesRun0 + 1},
+		{pairMaxBytes/8 + 1, 7, probesRun0 + 7},
+		{pairMaxBytes/8 + 1, 17, probesLoop},
+		{1 << 20, 0, probesRun0},
+	} {
+		if got := hashProbesFor(c.words, c.k); got != c.want {
+			t.Errorf("hashProbesFor(%d words, k=%d) = %d, want %d", c.words, c.k, got, c.want)
 		}
 	}
 }

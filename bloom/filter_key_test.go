@@ -245,7 +245,11 @@ func TestKeyPathsEveryK(t *testing.T) {
 			h := f.Hasher()
 			yes := 0
 			for i, key := range keys {
-				want := f.ContainsHash(h.Sum64(key))
+				hv := h.Sum64(key)
+				want := containsHashGo(f, hv, 0)
+				if f.ContainsHash(hv) != want {
+					t.Fatalf("%d words, k=%d, key %d: ContainsHash disagrees with the Go loop (%v)", words, k, i, want)
+				}
 				if f.Contains(key) != want || f.ContainsString(string(key)) != want {
 					t.Fatalf("%d words, k=%d, key %d (len %d): key paths disagree with ContainsHash (%v)", words, k, i, len(key), want)
 				}

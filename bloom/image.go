@@ -82,6 +82,7 @@ func NewFromImage(img Image) (*Filter, error) {
 		hasher:   img.Hasher,
 		inline:   inlineHashOf(img.Hasher),
 		probes:   probesFor(img.Hasher, uint64(len(img.Words)), img.K),
+		hprobes:  hashProbesFor(uint64(len(img.Words)), img.K),
 	}, nil
 }
 
