@@ -12,9 +12,10 @@
 // (ContainsBatch, AddBatch) and a lock-free concurrent mode
 // (Params.Concurrent). Size it with NewBlockedForCapacity, which accounts
 // for its FPR penalty (about 9.9 bits/key and k=6 for 1%, against 9.6 and k=7 standard).
-// The standard filter has batch methods too (ContainsBatch, AddHashBatch);
-// they prefetch only on arrays of 8 MiB or more, where its k scattered
-// misses per key dominate.
+// The standard filter has batch methods too (ContainsBatch, AddHashBatch):
+// AddHashBatch prefetches on arrays of 8 MiB or more, where its k
+// scattered misses per key dominate; ContainsBatch pipelines from 64 MiB,
+// testing each key's first two probes before fetching the rest.
 //
 // # Hashing
 //

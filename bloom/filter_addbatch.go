@@ -1,14 +1,18 @@
 package bloom
 
-// addBatchMinBytes is the smallest array on which AddHashBatch prefetches:
-// the same as ContainsBatch's threshold. Below it the probes hit L2 or L3
+// addBatchMinBytes is the smallest array on which AddHashBatch prefetches.
+// Below it the probes hit L2 or L3
 // and locating each probe twice costs more than the misses it hides; an
 // add reads all k words (no early exit), yet on the server's BF.MADD of
 // 100 items into a 1.2 MB link (BF.RESERVE 0.01 1000000, the lines partly
 // evicted between commands) prefetching still measured slower: server
 // CPU 0.226-0.236 µs per item with it, 0.200-0.222 without, in three
 // alternated runs of each (loadgen run -shape bf.madd -procs 2 -d 3s).
-const addBatchMinBytes = filterBatchMinBytes
+const addBatchMinBytes = 8 << 20
+
+// addBatchMaxK bounds k for AddHashBatch's prefetching (prefetchGroup's
+// offsets, on the stack); larger k take the plain loop.
+const addBatchMaxK = 32
 
 // AddHashBatch adds every hash in order, exactly as successive AddHash
 // calls would: the bits set, Len and the counts of set bits are the same.
@@ -27,7 +31,7 @@ func (f *Filter) AddHashBatch(hashes []uint64, out []bool) int {
 		out = out[:len(hashes)]
 	}
 	added := 0
-	if f.k == 0 || f.k > filterBatchMaxK || len(f.words)*8 < addBatchMinBytes || len(hashes) <= filterGroup {
+	if f.k == 0 || f.k > addBatchMaxK || len(f.words)*8 < addBatchMinBytes || len(hashes) <= filterGroup {
 		for i, h := range hashes {
 			ok := addHash(f, h)
 			if out != nil {
@@ -39,7 +43,7 @@ func (f *Filter) AddHashBatch(hashes []uint64, out []bool) int {
 		}
 		return added
 	}
-	var offs [filterGroup * filterBatchMaxK]uint64
+	var offs [filterGroup * addBatchMaxK]uint64
 	cur := f.prefetchGroup(hashes, &offs)
 	at := 0
 	for len(hashes) > 0 {

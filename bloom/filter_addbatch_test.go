@@ -11,7 +11,7 @@ import (
 
 // TestFilterAddHashBatchEqualsAddHash checks AddHashBatch against AddHash
 // key by key on a twin filter, for k from 1 to 40 (both sides of
-// filterBatchMaxK), on arrays just below and at addBatchMinBytes, over
+// addBatchMaxK), on arrays just below and at addBatchMinBytes, over
 // batches of lengths around the group size that repeat hashes within and
 // across batches and mix in hashes already present: the reports, the
 // returned count, Len, the set-bit count and every word must be equal.

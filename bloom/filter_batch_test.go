@@ -25,15 +25,25 @@ func filledFilter(t testing.TB, n int, fpr float64, seed uint64) (*Filter, []uin
 	return f, hs
 }
 
+// lowerBatchMin runs ContainsBatch's pipeline from arrays of min bytes
+// until t ends, so that tests reach it without 64 MiB arrays.
+func lowerBatchMin(t testing.TB, min int) {
+	old := filterBatchMinBytes
+	filterBatchMinBytes = min
+	t.Cleanup(func() { filterBatchMinBytes = old })
+}
+
 // TestFilterContainsBatchEqualsContainsHash checks ContainsBatch against
 // ContainsHash for every k from 1 to 40 (both sides of filterBatchMaxK),
-// on arrays just below and at filterBatchMinBytes, for present keys,
-// absent keys and a mix, at batch lengths around the group size. The
+// on arrays just below and at filterBatchMinBytes (lowered to 1 MiB), for present keys,
+// absent keys and a mix, at batch lengths around the chunk size and the
+// pipeline's distances. The
 // arrays are filled with random words (each bit set with probability 1/2,
 // the design fill) plus 3000 added keys, so absent keys exit at every
 // probe position and some of them are false positives.
 func TestFilterContainsBatchEqualsContainsHash(t *testing.T) {
 	skipUnderRace(t)
+	lowerBatchMin(t, 1<<20)
 	r := rand.New(rand.NewPCG(7, 7))
 	for _, bytes := range []int{filterBatchMinBytes - 64, filterBatchMinBytes} {
 		for k := 1; k <= 40; k++ {
@@ -57,7 +67,7 @@ func TestFilterContainsBatchEqualsContainsHash(t *testing.T) {
 			hs = append(hs, r.Uint64(), present[0], r.Uint64())
 			out := make([]bool, len(hs)+1)
 			fp := 0
-			for _, l := range []int{0, 1, 2, 7, 8, 9, 16, 17, 100, len(hs)} {
+			for _, l := range []int{0, 1, 2, 7, 8, 9, 16, 17, 23, 24, 25, 47, 48, 49, 55, 56, 57, 100, len(hs)} {
 				for i := range out {
 					out[i] = i%3 == 0 // garbage the call must overwrite
 				}
@@ -86,11 +96,13 @@ func TestFilterContainsBatchEqualsContainsHash(t *testing.T) {
 }
 
 // TestFilterContainsBatchNoFalseNegatives: every one of 10^7 added keys
-// answers true through the pipelined path (a 12 MB array at 1%), and
+// answers true through the pipelined path (a 12 MB array at 1%, the
+// threshold lowered to 8 MiB), and
 // 10^7 absent keys answer ContainsHash's answer, true at the filter's
 // estimated FPR within 15%.
 func TestFilterContainsBatchNoFalseNegatives(t *testing.T) {
 	skipUnderRace(t)
+	lowerBatchMin(t, 8<<20)
 	const n = 10_000_000
 	f, hs := filledFilter(t, n, 0.01, 3)
 	if len(f.words)*8 < filterBatchMinBytes {
@@ -124,8 +136,9 @@ func TestFilterContainsBatchNoFalseNegatives(t *testing.T) {
 }
 
 func TestFilterContainsBatchAllocs(t *testing.T) {
+	lowerBatchMin(t, 8<<20)
 	f, hs := filledFilter(t, 200_000, 0.001, 5)   // 351 KB: plain path
-	g, gs := filledFilter(t, 10_000_000, 0.01, 5) // 12 MB: pipeline
+	g, gs := filledFilter(t, 10_000_000, 0.01, 5) // 12 MB: pipeline (threshold lowered)
 	out := make([]bool, 100)
 	if a := testing.AllocsPerRun(10, func() {
 		f.ContainsBatch(hs[:100], out)
@@ -139,7 +152,8 @@ func TestFilterContainsBatchAllocs(t *testing.T) {
 // BenchmarkFilterContainsBatch compares ContainsBatch with a ContainsHash
 // loop in batches of 100 hashes (a BF.MADD/BF.MEXISTS), absent and
 // present keys, at filters for 10^6 (1.2 MB), 3*10^6, 6*10^6 and 10^7
-// keys (12 MB) at 1% (the table at filterGroup).
+// keys (12 MB) at 1%, and with the pipeline forced (pipe) on the 10^7
+// filter, which is below its 64 MiB threshold.
 func BenchmarkFilterContainsBatch(b *testing.B) {
 	for _, n := range []int{1_000_000, 3_000_000, 6_000_000, 10_000_000} {
 		f, hs := filledFilter(b, n, 0.01, 11)
@@ -173,6 +187,16 @@ func BenchmarkFilterContainsBatch(b *testing.B) {
 					off = (off + 100) % (1<<16 - 100)
 				}
 			})
+			if n == 10_000_000 {
+				b.Run(fmt.Sprintf("n=%d/%s/pipe", n, kind.name), func(b *testing.B) {
+					lowerBatchMin(b, 8<<20)
+					off := 0
+					for b.Loop() {
+						f.ContainsBatch(kind.hs[off:off+100], out)
+						off = (off + 100) % (1<<16 - 100)
+					}
+				})
+			}
 		}
 	}
 }

@@ -54,7 +54,7 @@ func (f *Filter) claimed(hs []uint64, out []bool, from, to int) {
 		case *bloom.Filter:
 			// Ask only about the keys no newer link claimed, gathered
 			// into one run so that ContainsBatch can prefetch their
-			// probes (it does on links of 8 MiB or more, and is a
+			// probes (it does on links of 64 MiB or more, and is a
 			// ContainsHash loop below that).
 			var pend [batchLen]uint64
 			var at [batchLen]uint8
