@@ -100,7 +100,7 @@ type batchPlan struct {
 // and an absent key's misses are mostly the two probes that answer it;
 // smaller arrays take a ContainsHash loop (see the measurements above).
 // The answers are ContainsHash's in both cases. It does not allocate (the
-// plan, about 5 KB, lives on the stack) and may run concurrently with
+// plan, about 6 KB, lives on the stack) and may run concurrently with
 // other readers.
 func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
 	out = out[:len(hashes)]
