@@ -233,20 +233,21 @@ func containsKeyGo(f *Filter, p *byte, n int) bool {
 // call the compiler cannot inline (about 20 instructions of frame and
 // stack arguments): through a method value, a present key's query
 // executes 97 instructions instead of 126, an absent key's, which stops
-// after two probes on average, 66 instead of 64 (callgrind, 4*10^6
-// keys at 1% FPR). A filter far larger than the cache answers as many
-// queries at once as fit in the core's reorder window, so the count is
-// what bounds the query rate there (see Contains). In
-// same-process runs against bits-and-blooms at 10^7 uint64 keys,
-// present-key queries went from 2.78-3.11x to 3.20-3.28x, absent ones
-// from 3.41-3.61x to 3.30-3.55x; at 10^6 keys (the paired start)
-// absent-key queries from 3.39-3.48x to 3.93-4.20x. On a filter the
-// cache holds (10^6 keys, 1.2 MB; loops of 100 queries, the assembly
-// and the Go loop alternated in one process, medians of 9 passes, three
-// runs)
-// absent keys took 15.7-18.8 ns against the Go loop's 22.3-26.1, present
-// keys 13.2-20.2 against 14.7-20.9. Elsewhere the Go loop answers, the
-// same way.
+// after two probes on average, 66 instead of 64 (callgrind, 4*10^6 keys
+// at 1% FPR). A filter far larger than the cache answers as many queries
+// at once as fit in the core's reorder window, so the count is what
+// bounds the query rate there (see Contains). In same-process runs
+// against bits-and-blooms at 10^7 uint64 keys, present-key queries went
+// from 2.78-3.11x to 3.20-3.28x, absent ones from 3.41-3.61x to
+// 3.30-3.55x; at 10^6 keys (the paired start) absent-key queries from
+// 3.39-3.48x to 3.93-4.20x. On a filter the cache holds (10^6 keys,
+// 1.2 MB; loops of 100 queries, the assembly and the Go loop alternated
+// in one process, medians of 9 passes, three runs) absent keys took
+// 15.7-18.8 ns against the Go loop's 22.3-26.1, present keys 13.2-20.2
+// against 14.7-20.9. ContainsHash itself is one call, small enough for
+// the compiler to inline into its callers and into the wrapper of the
+// method value f.ContainsHash. Elsewhere the Go loop answers, the same
+// way.
 func (f *Filter) ContainsHash(h uint64) bool { return containsHash(f, h, 0) }
 
 // containsHashGo is the portable ContainsHash; its signature is

@@ -28,7 +28,7 @@ const (
 )
 
 // pairMaxBytes bounds the arrays whose queries test their first two
-// probes together (see containsKey in filter_add_amd64.s).
+// probes together (see probesPair in filter_add_amd64.s).
 const pairMaxBytes = 4 << 20
 
 // probesFor returns the probes routine of containsKey for a Filter of the
@@ -43,6 +43,9 @@ func probesFor(h hashing.Hasher, words uint64, k int) uint8 {
 // a hash of any hasher: probesGo only without MULX.
 func hashProbesFor(words uint64, k int) uint8 { return routineFor(true, words, k) }
 
+// routineFor is the routine for k probes over the given number of words,
+// probesGo when asm is false (the assembly cannot serve the filter) or
+// the CPU lacks MULX.
 func routineFor(asm bool, words uint64, k int) uint8 {
 	switch {
 	case !asm || !haveMULX:
