@@ -149,6 +149,24 @@ func TestFilterContainsBatchAllocs(t *testing.T) {
 	}
 }
 
+// queryKind is a benchmark's query set: absent or present hashes.
+type queryKind struct {
+	name string
+	hs   []uint64
+}
+
+// queryKinds returns n random (absent) hashes and n hashes drawn from the
+// added ones (present), from seed.
+func queryKinds(added []uint64, n int, seed uint64) []queryKind {
+	r := rand.New(rand.NewPCG(seed, 1))
+	absent, present := make([]uint64, n), make([]uint64, n)
+	for i := range absent {
+		absent[i] = r.Uint64()
+		present[i] = added[r.IntN(len(added))]
+	}
+	return []queryKind{{"absent", absent}, {"present", present}}
+}
+
 // BenchmarkFilterContainsBatch compares ContainsBatch with a ContainsHash
 // loop in batches of 100 hashes (a BF.MADD/BF.MEXISTS), absent and
 // present keys, at filters for 10^6 (1.2 MB), 3*10^6, 6*10^6 and 10^7
@@ -157,20 +175,8 @@ func TestFilterContainsBatchAllocs(t *testing.T) {
 func BenchmarkFilterContainsBatch(b *testing.B) {
 	for _, n := range []int{1_000_000, 3_000_000, 6_000_000, 10_000_000} {
 		f, hs := filledFilter(b, n, 0.01, 11)
-		r := rand.New(rand.NewPCG(12, 1))
-		absent := make([]uint64, 1<<16)
-		for i := range absent {
-			absent[i] = r.Uint64()
-		}
-		present := make([]uint64, 1<<16)
-		for i := range present {
-			present[i] = hs[r.IntN(n)]
-		}
 		out := make([]bool, 100)
-		for _, kind := range []struct {
-			name string
-			hs   []uint64
-		}{{"absent", absent}, {"present", present}} {
+		for _, kind := range queryKinds(hs, 1<<16, 12) {
 			b.Run(fmt.Sprintf("n=%d/%s/loop", n, kind.name), func(b *testing.B) {
 				off := 0
 				for b.Loop() {
@@ -210,18 +216,8 @@ func BenchmarkFilterContainsBatch(b *testing.B) {
 func BenchmarkFilterContainsBatchPipeline(b *testing.B) {
 	n := benchN(b)
 	f, hs := filledFilter(b, n, 0.01, 13)
-	r := rand.New(rand.NewPCG(14, 1))
-	absent := make([]uint64, probeRing)
-	present := make([]uint64, probeRing)
-	for i := range absent {
-		absent[i] = r.Uint64()
-		present[i] = hs[r.IntN(n)]
-	}
 	out := make([]bool, 1024)
-	for _, kind := range []struct {
-		name string
-		hs   []uint64
-	}{{"absent", absent}, {"present", present}} {
+	for _, kind := range queryKinds(hs, probeRing, 14) {
 		for _, pipe := range []bool{false, true} {
 			mode := "loop"
 			if pipe {
