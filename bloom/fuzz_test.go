@@ -39,7 +39,27 @@ func FuzzDecode(f *testing.F) {
 		if rerr != nil && !g.Hasher().Keyed() {
 			t.Fatalf("Decode accepted what ReadFrom refused: %v", rerr)
 		}
-		g.ContainsHash(12345)
+		// The query paths agree on whatever decodes: the key path, the
+		// hash path (assembly on amd64), the Go loop and the batch.
+		// (A keyed filter loaded without its key hashes nothing: hash
+		// path only.)
+		key := []byte("a key of twenty bytes")
+		h := uint64(0x9e3779b97f4a7c15)
+		if !g.Hasher().Keyed() {
+			h = g.Hasher().Sum64(key)
+		}
+		want := containsHashGo(g, h, 0)
+		if g.ContainsHash(h) != want || (!g.Hasher().Keyed() && g.Contains(key) != want) {
+			t.Fatalf("Contains, ContainsHash and the Go loop disagree")
+		}
+		hs := []uint64{h, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+		answers := make([]bool, len(hs))
+		g.ContainsBatch(hs, answers)
+		for i, x := range hs {
+			if answers[i] != containsHashGo(g, x, 0) {
+				t.Fatalf("ContainsBatch disagrees with the Go loop at %d", i)
+			}
+		}
 		g.AddHash(54321)
 		_ = g.Stats()
 	})
