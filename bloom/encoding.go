@@ -258,9 +258,8 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		count:    hd.count,
 		hasher:   hd.hasher,
 		inline:   inlineHashOf(hd.hasher),
-		probes:   probesFor(hd.hasher, hd.m/64, hd.k),
-		hprobes:  hashProbesFor(hd.m/64, hd.k),
 	}
+	f.setProbes()
 	decodeWords(f.words, hd.payload)
 	f.ones = popcount(f.words)
 	return f, nil

@@ -75,8 +75,8 @@ type Filter struct {
 	ones     uint64  // bits set
 	hasher   hashing.Hasher
 	inline   inlineHash // hasher as the assembly key paths need it
-	probes   uint8      // containsKey's probe routine (probesFor), probesGo for the Go path
-	hprobes  uint8      // containsHash's probe routine (hashProbesFor)
+	probes   uint8      // containsKey's probe routine (setProbes), probesGo for the Go path
+	hprobes  uint8      // containsHash's probe routine (setProbes)
 }
 
 // New returns an empty standard Bloom filter for p.
@@ -95,7 +95,7 @@ func NewForCapacity(n int, fpr float64) (*Filter, error) {
 }
 
 func newFilter(m uint64, k, capacity int, h hashing.Hasher) *Filter {
-	return &Filter{
+	f := &Filter{
 		words:    newWords(m / 64),
 		m:        m,
 		k:        k,
@@ -103,9 +103,9 @@ func newFilter(m uint64, k, capacity int, h hashing.Hasher) *Filter {
 		design:   fpmath.StandardFPR(float64(m), float64(capacity), k),
 		hasher:   h,
 		inline:   inlineHashOf(h),
-		probes:   probesFor(h, m/64, k),
-		hprobes:  hashProbesFor(m/64, k),
 	}
+	f.setProbes()
+	return f
 }
 
 // Kind returns bloomery.KindBloom.

@@ -4,7 +4,8 @@ package bloom
 
 import "golang.org/x/sys/cpu"
 
-// haveMULX reports whether containsKey may run: its probes use MULX (BMI2).
+// haveMULX reports whether the probe routines of containsKey and
+// containsHash may run: they use MULX (BMI2).
 var haveMULX = cpu.X86.HasBMI2
 
 // addHash is (*Filter).AddHash in assembly (filter_add_amd64.s); it does

@@ -482,55 +482,42 @@ TEXT probes16<>(SB), NOSPLIT|NOFRAME, $0
 	PROBE(no)
 	ANSWER
 
+// PROBETAB fills entries 1 on of a table of probe routines, those
+// containsKey and containsHash share: probesLoop, probesPair, then the
+// runs of 0 to 16 probes (see probesFor). Entry 0, the Go path, is each
+// table's own.
+#define PROBETAB(tab) \
+	DATA tab+8(SB)/8, $probesLoop<>(SB); \
+	DATA tab+16(SB)/8, $probesPair<>(SB); \
+	DATA tab+24(SB)/8, $probes0<>(SB); \
+	DATA tab+32(SB)/8, $probes1<>(SB); \
+	DATA tab+40(SB)/8, $probes2<>(SB); \
+	DATA tab+48(SB)/8, $probes3<>(SB); \
+	DATA tab+56(SB)/8, $probes4<>(SB); \
+	DATA tab+64(SB)/8, $probes5<>(SB); \
+	DATA tab+72(SB)/8, $probes6<>(SB); \
+	DATA tab+80(SB)/8, $probes7<>(SB); \
+	DATA tab+88(SB)/8, $probes8<>(SB); \
+	DATA tab+96(SB)/8, $probes9<>(SB); \
+	DATA tab+104(SB)/8, $probes10<>(SB); \
+	DATA tab+112(SB)/8, $probes11<>(SB); \
+	DATA tab+120(SB)/8, $probes12<>(SB); \
+	DATA tab+128(SB)/8, $probes13<>(SB); \
+	DATA tab+136(SB)/8, $probes14<>(SB); \
+	DATA tab+144(SB)/8, $probes15<>(SB); \
+	DATA tab+152(SB)/8, $probes16<>(SB)
+
 // probeTab is the table of containsKey's routines, indexed by a
 // Filter's probes field (probesGo, probesLoop, probesPair, then
 // probesRun0+k for the run of k probes).
 DATA probeTab<>+0(SB)/8, $probesGo<>(SB)
-DATA probeTab<>+8(SB)/8, $probesLoop<>(SB)
-DATA probeTab<>+16(SB)/8, $probesPair<>(SB)
-DATA probeTab<>+24(SB)/8, $probes0<>(SB)
-DATA probeTab<>+32(SB)/8, $probes1<>(SB)
-DATA probeTab<>+40(SB)/8, $probes2<>(SB)
-DATA probeTab<>+48(SB)/8, $probes3<>(SB)
-DATA probeTab<>+56(SB)/8, $probes4<>(SB)
-DATA probeTab<>+64(SB)/8, $probes5<>(SB)
-DATA probeTab<>+72(SB)/8, $probes6<>(SB)
-DATA probeTab<>+80(SB)/8, $probes7<>(SB)
-DATA probeTab<>+88(SB)/8, $probes8<>(SB)
-DATA probeTab<>+96(SB)/8, $probes9<>(SB)
-DATA probeTab<>+104(SB)/8, $probes10<>(SB)
-DATA probeTab<>+112(SB)/8, $probes11<>(SB)
-DATA probeTab<>+120(SB)/8, $probes12<>(SB)
-DATA probeTab<>+128(SB)/8, $probes13<>(SB)
-DATA probeTab<>+136(SB)/8, $probes14<>(SB)
-DATA probeTab<>+144(SB)/8, $probes15<>(SB)
-DATA probeTab<>+152(SB)/8, $probes16<>(SB)
+PROBETAB(probeTab<>)
 GLOBL probeTab<>(SB), RODATA|NOPTR, $160
 
-// hashProbeTab is probeTab for containsHash.
+// hashProbeTab is probeTab for containsHash, at a Filter's hprobes.
 DATA hashProbeTab<>+0(SB)/8, $hashProbesGo<>(SB)
-DATA hashProbeTab<>+8(SB)/8, $probesLoop<>(SB)
-DATA hashProbeTab<>+16(SB)/8, $probesPair<>(SB)
-DATA hashProbeTab<>+24(SB)/8, $probes0<>(SB)
-DATA hashProbeTab<>+32(SB)/8, $probes1<>(SB)
-DATA hashProbeTab<>+40(SB)/8, $probes2<>(SB)
-DATA hashProbeTab<>+48(SB)/8, $probes3<>(SB)
-DATA hashProbeTab<>+56(SB)/8, $probes4<>(SB)
-DATA hashProbeTab<>+64(SB)/8, $probes5<>(SB)
-DATA hashProbeTab<>+72(SB)/8, $probes6<>(SB)
-DATA hashProbeTab<>+80(SB)/8, $probes7<>(SB)
-DATA hashProbeTab<>+88(SB)/8, $probes8<>(SB)
-DATA hashProbeTab<>+96(SB)/8, $probes9<>(SB)
-DATA hashProbeTab<>+104(SB)/8, $probes10<>(SB)
-DATA hashProbeTab<>+112(SB)/8, $probes11<>(SB)
-DATA hashProbeTab<>+120(SB)/8, $probes12<>(SB)
-DATA hashProbeTab<>+128(SB)/8, $probes13<>(SB)
-DATA hashProbeTab<>+136(SB)/8, $probes14<>(SB)
-DATA hashProbeTab<>+144(SB)/8, $probes15<>(SB)
-DATA hashProbeTab<>+152(SB)/8, $probes16<>(SB)
+PROBETAB(hashProbeTab<>)
 GLOBL hashProbeTab<>(SB), RODATA|NOPTR, $160
-
-
 
 // setsK runs addKey's K probes in a row and answers for it.
 

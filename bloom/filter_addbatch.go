@@ -1,8 +1,14 @@
 package bloom
 
+import (
+	"math/bits"
+
+	"github.com/bloomery/bloomery/hashing"
+)
+
 // addBatchMinBytes is the smallest array on which AddHashBatch prefetches.
-// Below it the probes hit L2 or L3
-// and locating each probe twice costs more than the misses it hides; an
+// Below it the probes hit L2 or L3 and locating each probe twice costs
+// more than the misses it hides; an
 // add reads all k words (no early exit), yet on the server's BF.MADD of
 // 100 items into a 1.2 MB link (BF.RESERVE 0.01 1000000, the lines partly
 // evicted between commands) prefetching still measured slower: server
@@ -13,6 +19,10 @@ const addBatchMinBytes = 8 << 20
 // addBatchMaxK bounds k for AddHashBatch's prefetching (prefetchGroup's
 // offsets, on the stack); larger k take the plain loop.
 const addBatchMaxK = 32
+
+// filterGroup is the number of hashes AddHashBatch locates and prefetches
+// at a time (prefetchGroup), one group ahead of the adds.
+const filterGroup = 8
 
 // AddHashBatch adds every hash in order, exactly as successive AddHash
 // calls would: the bits set, Len and the counts of set bits are the same.
@@ -61,4 +71,27 @@ func (f *Filter) AddHashBatch(hashes []uint64, out []bool) int {
 		hashes, at, cur = rest, at+cur, next
 	}
 	return added
+}
+
+// prefetchGroup locates all k probe words of up to filterGroup leading
+// hashes, starts fetching them and returns how many hashes it took. The
+// probe sequence is ContainsHash's (see Filter, "Probes" and "Word and
+// bit"), so every offset is below len(f.words). offs is scratch: the
+// prefetches do not read it after they are issued.
+func (f *Filter) prefetchGroup(hashes []uint64, offs *[filterGroup * addBatchMaxK]uint64) int {
+	n := min(len(hashes), filterGroup)
+	k := f.k
+	w := uint64(len(f.words))
+	c := 0
+	for _, h := range hashes[:n] {
+		d := hashing.Mix64(h) | 1
+		for range k {
+			hi, _ := bits.Mul64(h, w)
+			offs[c&(len(offs)-1)] = hi
+			c++
+			h += d
+		}
+	}
+	prefetchLines(f.words, offs[:c], false)
+	return n
 }

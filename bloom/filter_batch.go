@@ -39,11 +39,11 @@ import (
 // pipeline against the loop: BLOOMERY_BENCH_N=100000000 go test -run '^$'
 // -bench ContainsBatchPipeline ./bloom (at 10^8, absent keys 60-68
 // against 82-93 ns, present 114-122 against 95-110, on a slower hour of
-// the same VM; at 10^6 the pipeline is 1.4x slower on absent keys). The previous design
-// now lost to the loop everywhere: since ContainsHash's probes are in
-// assembly, a loop keeps more queries in the reorder window, and all-k
-// prefetching spent the core's 16 line-fill buffers on lines no test
-// read. The pipeline wins on absent keys, the workload batches mostly
+// the same VM; at 10^6 the pipeline is 1.4x slower on absent keys). The
+// previous design now lost to the loop everywhere: since ContainsHash's
+// probes are in assembly, a loop keeps more queries in the reorder
+// window, and all-k prefetching spent the core's 16 line-fill buffers on
+// lines no test read. The pipeline wins on absent keys, the workload batches mostly
 // serve (an LSM lookup, BF.MEXISTS of mostly new items), but its extra
 // pass costs present keys, and on arrays the cache can hold the loop is
 // close on absent keys too; so it runs from filterBatchMinBytes, 64 MiB,
@@ -60,8 +60,6 @@ const (
 	// up to filterChunk*(filterBatchMaxK-2) probes a chunk). Larger k (an
 	// FPR below about 2^-16) and k = 1 take the plain loop.
 	filterBatchMaxK = 16
-	// filterGroup is AddHashBatch's group (prefetchGroup).
-	filterGroup = 8
 )
 
 // filterBatchMinBytes is the smallest array the pipeline runs on (see
@@ -202,27 +200,4 @@ next:
 		}
 		out[i] = true
 	}
-}
-
-// prefetchGroup locates all k probe words of up to filterGroup leading
-// hashes, starts fetching them and returns how many hashes it took. The
-// probe sequence is ContainsHash's (see Filter, "Probes" and "Word and
-// bit"), so every offset is below len(f.words). offs is scratch: the
-// prefetches do not read it after they are issued.
-func (f *Filter) prefetchGroup(hashes []uint64, offs *[filterGroup * addBatchMaxK]uint64) int {
-	n := min(len(hashes), filterGroup)
-	k := f.k
-	w := uint64(len(f.words))
-	c := 0
-	for _, h := range hashes[:n] {
-		d := hashing.Mix64(h) | 1
-		for range k {
-			hi, _ := bits.Mul64(h, w)
-			offs[c&(len(offs)-1)] = hi
-			c++
-			h += d
-		}
-	}
-	prefetchLines(f.words, offs[:c], false)
-	return n
 }

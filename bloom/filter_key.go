@@ -31,6 +31,13 @@ const (
 // probes together (see probesPair in filter_add_amd64.s).
 const pairMaxBytes = 4 << 20
 
+// setProbes sets f's probes and hprobes from its hasher, array and k:
+// every constructor calls it once the Filter holds them.
+func (f *Filter) setProbes() {
+	f.probes = probesFor(f.hasher, uint64(len(f.words)), f.k)
+	f.hprobes = hashProbesFor(uint64(len(f.words)), f.k)
+}
+
 // probesFor returns the probes routine of containsKey for a Filter of the
 // given number of words and probes hashing with h: probesGo unless h is
 // XXH3 (the hash the assembly computes) and the CPU has MULX (BMI2),

@@ -71,7 +71,7 @@ func NewFromImage(img Image) (*Filter, error) {
 	if design == 0 {
 		design = fpmath.StandardFPR(float64(m), float64(img.Capacity), img.K)
 	}
-	return &Filter{
+	f := &Filter{
 		words:    img.Words,
 		m:        m,
 		k:        img.K,
@@ -81,9 +81,9 @@ func NewFromImage(img Image) (*Filter, error) {
 		ones:     popcount(img.Words),
 		hasher:   img.Hasher,
 		inline:   inlineHashOf(img.Hasher),
-		probes:   probesFor(img.Hasher, uint64(len(img.Words)), img.K),
-		hprobes:  hashProbesFor(uint64(len(img.Words)), img.K),
-	}, nil
+	}
+	f.setProbes()
+	return f, nil
 }
 
 // RawLen returns the size in bytes of f's raw bit array, m/8.
