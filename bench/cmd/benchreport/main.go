@@ -26,10 +26,11 @@ func main() {
 		reps      = flag.Int("reps", 3, "repetitions per size (medians are reported)")
 		queries   = flag.Int("queries", 1_000_000, "positive and negative queries per measurement")
 		p         = flag.Float64("p", 0.01, "target FPR for Bloom-type filters")
-		stringMax = flag.Float64("string-max", 1e7, "largest n measured with string keys (memory: ~50 bytes/key)")
+		stringMax = flag.Float64("string-max", 1e8, "largest n measured with string keys (memory: ~60 bytes/key, 6 GB at 1e8)")
 		out       = flag.String("out", "", "write the Markdown report here (default stdout)")
 		smoke     = flag.Bool("smoke", false, "tiny run (n=20000, 1 rep) that checks everything works")
 		only      = flag.String("only", "", "only implementations whose group is in this comma-separated list")
+		keyKinds  = flag.String("keys", "uint64,string", "comma-separated key kinds to measure: uint64, string")
 	)
 	flag.Parse()
 	if *smoke {
@@ -44,6 +45,11 @@ func main() {
 		}
 		ns = append(ns, int(v))
 	}
+	kinds, err := parseKinds(*keyKinds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(2)
+	}
 	groups := map[string]bool{}
 	for _, g := range strings.Split(*only, ",") {
 		if g != "" {
@@ -53,7 +59,6 @@ func main() {
 	var w io.Writer = os.Stdout
 	var f *os.File
 	if *out != "" {
-		var err error
 		f, err = os.CreateTemp(dirOf(*out), ".benchmarks-*.md")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "benchreport:", err)
@@ -66,16 +71,16 @@ func main() {
 	header(bw, *reps, *queries, *p, os.Args[1:])
 	for _, n := range ns {
 		cfg := bench.Config{N: n, P: *p, Reps: *reps, Queries: *queries, Seed: uint64(n)}
-		keys, absent := bench.Uint64Keys(n, *queries, 1)
-		impls := filter(bench.Uint64Impls(), groups)
-		res, err := bench.Run(cfg, keys, absent, impls, progress)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "benchreport:", err)
-			os.Exit(1)
+		if kinds["uint64"] {
+			keys, absent := bench.Uint64Keys(n, *queries, 1)
+			res, err := bench.Run(cfg, keys, absent, filter(bench.Uint64Impls(), groups), progress)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "benchreport:", err)
+				os.Exit(1)
+			}
+			section(bw, fmt.Sprintf("n = %s, uint64 keys", human(n)), res)
 		}
-		section(bw, fmt.Sprintf("n = %s, uint64 keys", human(n)), res)
-		keys, absent = nil, nil
-		if float64(n) <= *stringMax {
+		if kinds["string"] && float64(n) <= *stringMax {
 			skeys, sabsent := bench.StringKeys(n, *queries, 2)
 			res, err := bench.Run(cfg, skeys, sabsent, filter(bench.StringImpls(), groups), progress)
 			if err != nil {
@@ -96,6 +101,25 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// parseKinds parses -keys: a comma-separated subset of uint64 and
+// string, at least one.
+func parseKinds(s string) (map[string]bool, error) {
+	kinds := map[string]bool{}
+	for _, k := range strings.Split(s, ",") {
+		switch k = strings.TrimSpace(k); k {
+		case "uint64", "string":
+			kinds[k] = true
+		case "":
+		default:
+			return nil, fmt.Errorf("bad key kind %q (want uint64 or string)", k)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("-keys names no key kind (want uint64, string or both)")
+	}
+	return kinds, nil
 }
 
 func filter[K any](impls []bench.Impl[K], groups map[string]bool) []bench.Impl[K] {
