@@ -26,6 +26,14 @@ func TestSmoke(t *testing.T) {
 		if r.FPR > 0.03 || math.IsNaN(r.FPR) || r.BitsPerKey <= 0 {
 			t.Errorf("%s: FPR %.4f, bits/key %.2f", r.Name, r.FPR, r.BitsPerKey)
 		}
+		// The batch pass times every filter: the batch API where there
+		// is one, else the per-key query the batch ratios divide by.
+		if (r.BatchNs > 0) == (r.NegBesideBatchNs > 0) {
+			t.Errorf("%s: batch %.1f ns, per-key beside the batches %.1f ns: want exactly one", r.Name, r.BatchNs, r.NegBesideBatchNs)
+		}
+		if r.BatchReferenceNs() <= 0 {
+			t.Errorf("%s: no per-key reference time", r.Name)
+		}
 	}
 }
 
