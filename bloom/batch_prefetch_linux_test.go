@@ -34,7 +34,7 @@ func TestContainsBatchNoOverRead(t *testing.T) {
 		f.AddHash(h)
 	}
 	out := make([]bool, len(words))
-	for _, l := range []int{1, 2, 31, 32, 33, 100, len(words)} {
+	for _, l := range []int{1, 2, 31, 32, 33, 63, 64, 65, 100, len(words)} {
 		hs := words[len(words)-l:]
 		f.ContainsBatch(hs, out)
 		for i, h := range hs {

@@ -41,8 +41,8 @@ func TestContainsBatchAsm(t *testing.T) {
 			t.Fatalf("k=%d: %d true and %d false answers: the comparison would not test both", k, pos, neg)
 		}
 		out := make([]bool, len(probes)+1)
-		for _, l := range []int{1, 2, 7, 31, 32, 33, 100, 1024, len(probes)} {
-			for _, ahead := range []int{1, 5, 31, 32, 33, 2000, 10000} {
+		for _, l := range []int{1, 2, 7, 31, 32, 33, 63, 64, 65, 100, 1024, len(probes)} {
+			for _, ahead := range []int{1, 5, 31, 32, 33, 63, asmBatchAhead, 65, 2000, 10000} {
 				for start := 0; start+l <= len(probes); start += max(l, 997) {
 					clear(out)
 					out[l] = true
