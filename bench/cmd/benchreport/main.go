@@ -73,21 +73,11 @@ func main() {
 		cfg := bench.Config{N: n, P: *p, Reps: *reps, Queries: *queries, Seed: uint64(n)}
 		if kinds["uint64"] {
 			keys, absent := bench.Uint64Keys(n, *queries, 1)
-			res, err := bench.Run(cfg, keys, absent, filter(bench.Uint64Impls(), groups), progress)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "benchreport:", err)
-				os.Exit(1)
-			}
-			section(bw, fmt.Sprintf("n = %s, uint64 keys", human(n)), res)
+			measure(bw, cfg, "uint64 keys", keys, absent, filter(bench.Uint64Impls(), groups), progress)
 		}
 		if kinds["string"] && float64(n) <= *stringMax {
-			skeys, sabsent := bench.StringKeys(n, *queries, 2)
-			res, err := bench.Run(cfg, skeys, sabsent, filter(bench.StringImpls(), groups), progress)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "benchreport:", err)
-				os.Exit(1)
-			}
-			section(bw, fmt.Sprintf("n = %s, 16-32 byte string keys", human(n)), res)
+			keys, absent := bench.StringKeys(n, *queries, 2)
+			measure(bw, cfg, "16-32 byte string keys", keys, absent, filter(bench.StringImpls(), groups), progress)
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -101,6 +91,17 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// measure runs impls on one key set and writes its section; an error
+// ends the program.
+func measure[K any](w io.Writer, cfg bench.Config, kind string, keys, absent []K, impls []bench.Impl[K], progress func(string)) {
+	res, err := bench.Run(cfg, keys, absent, impls, progress)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+	section(w, fmt.Sprintf("n = %s, %s", human(cfg.N), kind), res)
 }
 
 // parseKinds parses -keys: a comma-separated subset of uint64 and
