@@ -15,8 +15,8 @@ const batchGroup = 16
 // ContainsBatch pipeline (the Go one; see ContainsBatch): keys are
 // planned (block offset computed, line prefetched) batchGroup at a time,
 // batchAhead keys ahead of the key being probed, through a ring of
-// batchRing offsets (the assembly loop prefetches batchAhead keys ahead
-// too, one key at a time). batchAhead is two
+// batchRing offsets (the assembly loop prefetches one key at a time,
+// asmBatchAhead keys ahead). batchAhead is two
 // groups: one group ahead (the AddBatch pipeline) gave a line only the
 // time of probing 16 keys, about as long as a DRAM miss on the
 // development VM, and at 10^8 keys the probes still waited for it;
@@ -40,8 +40,8 @@ const asmBatchAhead = 64
 // ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i. It
 // panics if len(out) < len(hashes).
 //
-// It prefetches the lines of hashes 32 or 64 positions ahead of the one
-// it checks, with a branch-free check, so independent DRAM misses overlap
+// It prefetches the lines of hashes 64 positions ahead of the one it
+// checks (32 in the Go pipeline), with a branch-free check, so independent DRAM misses overlap
 // instead of being paid one after another: on a filter much larger than
 // the cache this costs a fraction of a dependent miss per key. On amd64
 // with BMI1 and BMI2, outside the concurrent mode and for k <= 7, one
