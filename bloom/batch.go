@@ -41,15 +41,15 @@ const asmBatchAhead = 64
 // panics if len(out) < len(hashes).
 //
 // It prefetches the lines of hashes 64 positions ahead of the one it
-// checks (32 in the Go pipeline), with a branch-free check, so independent DRAM misses overlap
-// instead of being paid one after another: on a filter much larger than
-// the cache this costs a fraction of a dependent miss per key. On amd64
-// with BMI1 and BMI2, outside the concurrent mode and for k <= 7, one
-// assembly loop (containsBatchAsm) does it key by key: prefetch the line
-// of key i+64 (asmBatchAhead), check key i. Otherwise the Go pipeline below computes the
-// block addresses 16 at a time, prefetches them (PREFETCHT0 on amd64,
-// plain loads elsewhere) and probes the current 16. It does not
-// allocate.
+// checks (32 in the Go pipeline), with a branch-free check, so
+// independent DRAM misses overlap instead of being paid one after
+// another: on a filter much larger than the cache this costs a fraction
+// of a dependent miss per key. On amd64 with BMI1 and BMI2, outside the
+// concurrent mode and for k <= 7, one assembly loop (containsBatchAsm)
+// does it key by key: prefetch the line of key i+64 (asmBatchAhead),
+// check key i. Otherwise the Go pipeline below computes the block
+// addresses 16 at a time, prefetches them (PREFETCHT0 on amd64, plain
+// loads elsewhere) and probes the current 16. It does not allocate.
 func (f *Blocked) ContainsBatch(hashes []uint64, out []bool) {
 	out = out[:len(hashes)]
 	if haveProbeAsm && !f.concurrent && f.k <= 7 && len(hashes) > 0 {
