@@ -13,10 +13,16 @@ import (
 	"time"
 )
 
-// Built is one constructed filter, seen through closures so that every
-// implementation pays the same indirect-call cost.
+// Built is one constructed filter, seen through closures.
 type Built[K any] struct {
-	Contains func(K) bool
+	// Count returns how many of keys the filter answers "maybe" for. It
+	// calls the filter's own per-key query in a loop of its own, directly,
+	// as a caller's loop would: the harness pays one indirect call per
+	// chunk of keys, not one per key. (Through a method value the call
+	// costs about 17 more instructions per key, a sixth of a 10^7-key
+	// Bloom filter's string query, and the same constant added to both
+	// sides of a ratio understates the faster one.)
+	Count func(keys []K) int
 	// Batch answers many queries at once; nil when the implementation has
 	// no batch API.
 	Batch func(keys []K, out []bool)
@@ -153,15 +159,7 @@ func Run[K any](cfg Config, keys, absent []K, impls []Impl[K], progress func(str
 					InsertFailures: b.InsertFailures,
 				}
 			}
-			contains := func(b Built[K], ks []K) int {
-				c := 0
-				for _, k := range ks {
-					if b.Contains(k) {
-						c++
-					}
-				}
-				return c
-			}
+			contains := func(b Built[K], ks []K) int { return b.Count(ks) }
 			// No false negatives, checked on a sample of the present keys
 			// before the timed queries, in the same turns: it also brings
 			// every filter of the set back into the cache the builds that

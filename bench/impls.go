@@ -33,7 +33,15 @@ func Uint64Impls() []Impl[uint64] {
 			for _, k := range keys {
 				f.AddHash(k)
 			}
-			return Built[uint64]{Contains: f.ContainsHash, Batch: f.ContainsBatch, Bytes: f.SizeBytes()}, nil
+			return Built[uint64]{Count: func(ks []uint64) int {
+				c := 0
+				for _, k := range ks {
+					if f.ContainsHash(k) {
+						c++
+					}
+				}
+				return c
+			}, Batch: f.ContainsBatch, Bytes: f.SizeBytes()}, nil
 		}},
 		{Name: "bits-and-blooms/bloom", Group: "bloom", Build: func(keys []uint64, p float64) (Built[uint64], error) {
 			f := bbloom.NewWithEstimates(uint(len(keys)), p)
@@ -41,7 +49,15 @@ func Uint64Impls() []Impl[uint64] {
 				b := le(k)
 				f.Add(b[:])
 			}
-			return Built[uint64]{Contains: func(k uint64) bool { b := le(k); return f.Test(b[:]) }, Bytes: int(f.Cap() / 8)}, nil
+			return Built[uint64]{Count: func(ks []uint64) int {
+				c := 0
+				for _, k := range ks {
+					if b := le(k); f.Test(b[:]) {
+						c++
+					}
+				}
+				return c
+			}, Bytes: int(f.Cap() / 8)}, nil
 		}},
 		{Name: "bloomery blocked", Group: "blocked", Ours: true, Build: func(keys []uint64, p float64) (Built[uint64], error) {
 			f, err := bloom.NewBlockedForCapacity(len(keys), p)
@@ -51,14 +67,30 @@ func Uint64Impls() []Impl[uint64] {
 			for _, k := range keys {
 				f.AddHash(k)
 			}
-			return Built[uint64]{Contains: f.ContainsHash, Batch: f.ContainsBatch, Bytes: f.SizeBytes()}, nil
+			return Built[uint64]{Count: func(ks []uint64) int {
+				c := 0
+				for _, k := range ks {
+					if f.ContainsHash(k) {
+						c++
+					}
+				}
+				return c
+			}, Batch: f.ContainsBatch, Bytes: f.SizeBytes()}, nil
 		}},
 		{Name: "greatroar/blobloom", Group: "blocked", Build: func(keys []uint64, p float64) (Built[uint64], error) {
 			f := blobloom.NewOptimized(blobloom.Config{Capacity: uint64(len(keys)), FPRate: p})
 			for _, k := range keys {
 				f.Add(k)
 			}
-			return Built[uint64]{Contains: f.Has, Bytes: int(f.NumBits() / 8)}, nil
+			return Built[uint64]{Count: func(ks []uint64) int {
+				c := 0
+				for _, k := range ks {
+					if f.Has(k) {
+						c++
+					}
+				}
+				return c
+			}, Bytes: int(f.NumBits() / 8)}, nil
 		}},
 	}
 	return append(impls, extraUint64Impls()...)
@@ -75,14 +107,30 @@ func StringImpls() []Impl[[]byte] {
 			for _, k := range keys {
 				f.Add(k)
 			}
-			return Built[[]byte]{Contains: f.Contains, Batch: batchOverHashes(f.ContainsBatch), Bytes: f.SizeBytes()}, nil
+			return Built[[]byte]{Count: func(ks [][]byte) int {
+				c := 0
+				for _, k := range ks {
+					if f.Contains(k) {
+						c++
+					}
+				}
+				return c
+			}, Batch: batchOverHashes(f.ContainsBatch), Bytes: f.SizeBytes()}, nil
 		}},
 		{Name: "bits-and-blooms/bloom", Group: "bloom", Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
 			f := bbloom.NewWithEstimates(uint(len(keys)), p)
 			for _, k := range keys {
 				f.Add(k)
 			}
-			return Built[[]byte]{Contains: f.Test, Bytes: int(f.Cap() / 8)}, nil
+			return Built[[]byte]{Count: func(ks [][]byte) int {
+				c := 0
+				for _, k := range ks {
+					if f.Test(k) {
+						c++
+					}
+				}
+				return c
+			}, Bytes: int(f.Cap() / 8)}, nil
 		}},
 		{Name: "bloomery blocked", Group: "blocked", Ours: true, Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
 			f, err := bloom.NewBlockedForCapacity(len(keys), p)
@@ -100,14 +148,30 @@ func StringImpls() []Impl[[]byte] {
 				}
 				f.ContainsBatch(h, out)
 			}
-			return Built[[]byte]{Contains: f.Contains, Batch: batch, Bytes: f.SizeBytes()}, nil
+			return Built[[]byte]{Count: func(ks [][]byte) int {
+				c := 0
+				for _, k := range ks {
+					if f.Contains(k) {
+						c++
+					}
+				}
+				return c
+			}, Batch: batch, Bytes: f.SizeBytes()}, nil
 		}},
 		{Name: "greatroar/blobloom", Group: "blocked", Build: func(keys [][]byte, p float64) (Built[[]byte], error) {
 			f := blobloom.NewOptimized(blobloom.Config{Capacity: uint64(len(keys)), FPRate: p})
 			for _, k := range keys {
 				f.Add(xxh3.Hash(k))
 			}
-			return Built[[]byte]{Contains: func(k []byte) bool { return f.Has(xxh3.Hash(k)) }, Bytes: int(f.NumBits() / 8)}, nil
+			return Built[[]byte]{Count: func(ks [][]byte) int {
+				c := 0
+				for _, k := range ks {
+					if f.Has(xxh3.Hash(k)) {
+						c++
+					}
+				}
+				return c
+			}, Bytes: int(f.NumBits() / 8)}, nil
 		}},
 	}
 	return append(impls, extraStringImpls()...)
