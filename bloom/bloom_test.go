@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/bloomery/bloomery"
@@ -264,6 +265,34 @@ func TestUnionRefuses(t *testing.T) {
 		if after, _ := fb.MarshalBinary(); !bytes.Equal(before, after) {
 			t.Errorf("blocked %s: refused Union changed the receiver", name)
 		}
+	}
+}
+
+// A layout 1 filter (decoded from an older file) and a layout 2 one of
+// the same size, k and hasher set different bits for the same key: their
+// union is refused, in either direction, and leaves the receiver as it was.
+func TestUnionRefusesOtherLayout(t *testing.T) {
+	p := Params{Capacity: 10_000, FPR: 0.01}
+	f2, _ := New(p)
+	f1, err := newLayout1(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1.AddHash(1)
+	f2.AddHash(2)
+	for _, c := range [][2]*Filter{{f1, f2}, {f2, f1}} {
+		before, _ := c[0].MarshalBinary()
+		if err := c[0].Union(c[1]); !errors.Is(err, bloomery.ErrIncompatible) || !strings.Contains(err.Error(), "layout") {
+			t.Errorf("layout %d into %d: %v, want ErrIncompatible naming the layouts", c[1].Layout(), c[0].Layout(), err)
+		}
+		if after, _ := c[0].MarshalBinary(); !bytes.Equal(before, after) {
+			t.Error("refused Union changed the receiver")
+		}
+	}
+	g, _ := newLayout1(p)
+	g.AddHash(3)
+	if err := f1.Union(g); err != nil || !f1.ContainsHash(1) || !f1.ContainsHash(3) {
+		t.Fatalf("union of two layout 1 filters: %v", err)
 	}
 }
 

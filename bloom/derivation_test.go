@@ -10,14 +10,38 @@ import (
 
 // The probe rules exactly as docs/format/bloom.md states them.
 
-func docStandardProbes(h, m uint64, k int) []uint64 {
-	d := hashing.Mix64(h) | 1
+// docStandardProbes returns the bit positions of a key's k probes on an
+// m-bit standard filter in the given layout.
+func docStandardProbes(h, m uint64, k int, layout uint8) []uint64 {
 	out := make([]uint64, k)
+	if layout == Layout1 {
+		d := hashing.Mix64(h) | 1
+		for j := range k {
+			out[j], _ = bits.Mul64(h+uint64(j)*d, m)
+		}
+		return out
+	}
+	d := bits.RotateLeft64(h, 32) | 1
 	for j := range k {
-		hi, _ := bits.Mul64(h+uint64(j)*d, m)
-		out[j] = hi
+		g := h + uint64(j)*d
+		word, _ := bits.Mul64(g, m/64)
+		out[j] = 64*word + g%64
 	}
 	return out
+}
+
+// newLayout is New for a layout of the caller's choice: layout 1 filters
+// are otherwise only decoded, from files written before layout 2.
+func newLayout(t testing.TB, p Params, layout uint8) *Filter {
+	t.Helper()
+	f, err := New(p)
+	if layout == Layout1 {
+		f, err = newLayout1(p)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func docBlockedProbes(h, m uint64, k int) []uint64 {
@@ -39,22 +63,34 @@ func docBlockedProbes(h, m uint64, k int) []uint64 {
 func TestDerivationMatchesDoc(t *testing.T) {
 	for _, k := range []int{1, 6, 7, 8, 15, 32} {
 		f, _ := New(Params{Capacity: 1000, BitsPerKey: 10.3, HashFuncs: k})
+		f1 := newLayout(t, Params{Capacity: 1000, BitsPerKey: 10.3, HashFuncs: k}, Layout1)
 		b, _ := NewBlocked(Params{Capacity: 1000, BitsPerKey: 10.3, HashFuncs: k})
 		wf := make([]uint64, len(f.words))
+		wf1 := make([]uint64, len(f.words))
 		wb := make([]uint64, len(b.words))
 		for _, h := range filtertest.Hashes(1000, 81) {
 			f.AddHash(h)
+			f1.AddHash(h)
 			b.AddHash(h)
-			for _, p := range docStandardProbes(h, f.Bits(), k) {
+			for _, p := range docStandardProbes(h, f.Bits(), k, Layout2) {
 				wf[p/64] |= 1 << (p % 64)
+			}
+			for _, p := range docStandardProbes(h, f.Bits(), k, Layout1) {
+				wf1[p/64] |= 1 << (p % 64)
 			}
 			for _, p := range docBlockedProbes(h, b.Bits(), k) {
 				wb[p/64] |= 1 << (p % 64)
 			}
 		}
+		if f.Layout() != Layout2 || f1.Layout() != Layout1 {
+			t.Fatalf("layouts %d and %d", f.Layout(), f1.Layout())
+		}
 		for i := range wf {
 			if wf[i] != f.words[i] {
 				t.Fatalf("standard k=%d: word %d is %#x, documented rule gives %#x", k, i, f.words[i], wf[i])
+			}
+			if wf1[i] != f1.words[i] {
+				t.Fatalf("standard layout 1 k=%d: word %d is %#x, documented rule gives %#x", k, i, f1.words[i], wf1[i])
 			}
 		}
 		for i := range wb {
@@ -75,32 +111,34 @@ func TestStandardProbesDistinct(t *testing.T) {
 	t.Parallel()
 	const m, k = 1 << 20, 7
 	n := million()
-	repeated, collapsed := 0, 0
-	for _, h := range filtertest.Hashes(n, 82) {
-		ps := docStandardProbes(h, m, k)
-		distinct := k
-		for i := range ps {
-			for j := range i {
-				if ps[i] == ps[j] {
-					distinct--
-					break
+	for _, layout := range []uint8{Layout1, Layout2} {
+		repeated, collapsed := 0, 0
+		for _, h := range filtertest.Hashes(n, 82) {
+			ps := docStandardProbes(h, m, k, layout)
+			distinct := k
+			for i := range ps {
+				for j := range i {
+					if ps[i] == ps[j] {
+						distinct--
+						break
+					}
 				}
 			}
+			if distinct < k {
+				repeated++
+			}
+			if distinct < k-1 {
+				collapsed++
+				t.Logf("layout %d, hash %#x: %d distinct probes of %d", layout, h, distinct, k)
+			}
 		}
-		if distinct < k {
-			repeated++
+		birthday := float64(n) * k * (k - 1) / 2 / m
+		t.Logf("layout %d: %d of %d keys have a repeated probe; independent probes would give %.1f", layout, repeated, n, birthday)
+		if float64(repeated) > 3*birthday+10 {
+			t.Errorf("layout %d: %d keys with repeated probes, birthday rate %.1f", layout, repeated, birthday)
 		}
-		if distinct < k-1 {
-			collapsed++
-			t.Logf("hash %#x: %d distinct probes of %d", h, distinct, k)
+		if limit := 4*float64(k)*float64(n)/m + 2; float64(collapsed) > limit {
+			t.Errorf("layout %d: %d keys lost two or more probes, more than %.0f", layout, collapsed, limit)
 		}
-	}
-	birthday := float64(n) * k * (k - 1) / 2 / m
-	t.Logf("%d of %d keys have a repeated probe; independent probes would give %.1f", repeated, n, birthday)
-	if float64(repeated) > 3*birthday+10 {
-		t.Errorf("%d keys with repeated probes, birthday rate %.1f", repeated, birthday)
-	}
-	if limit := 4*float64(k)*float64(n)/m + 2; float64(collapsed) > limit {
-		t.Errorf("%d keys lost two or more probes, more than %.0f", collapsed, limit)
 	}
 }

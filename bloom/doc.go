@@ -26,7 +26,7 @@
 // hasher, so one hash can probe many filters. All positions derive from
 // that one hash in 64-bit arithmetic: multiply-shift range reduction, no
 // modulo, no 32-bit floor. The derivations are documented on Filter and
-// Blocked and versioned by the container layout byte (Layout).
+// Blocked and versioned by the container layout byte (Layout1, Layout2).
 //
 // # Sizing and overfill
 //
@@ -43,8 +43,10 @@
 // # Persistence
 //
 // Both filters persist in Bloomery's container format (docs/format.md;
-// kinds "bloom" and "blocked", layout 1). The params block and payload are
-// documented on Layout and in docs/format/bloom.md: 36 bytes of params (m,
+// kinds "bloom" and "blocked"; layout 2 for new standard filters, 1 for
+// blocked ones and for standard filters written before layout 2, which
+// every build keeps reading and writes back as they were). The params
+// block and payload are documented on Layout1 and in docs/format/bloom.md: 36 bytes of params (m,
 // k, capacity, design FPR, count) and the bit array as little-endian
 // 64-bit words. Decode and DecodeBlocked validate every field and length
 // before allocating; WriteTo and ReadFrom stream one container.

@@ -12,9 +12,17 @@ import (
 	"github.com/bloomery/bloomery/internal/wire"
 )
 
-// Layout is the container layout byte this package writes and reads for
-// both kinds: the probe derivation documented on Filter and Blocked, and
-// the params and payload below. A new derivation gets a new number.
+// The container layout bytes of this package: each names a probe
+// derivation (documented on Filter and Blocked, and in
+// docs/format/bloom.md) with the params and payload below, which every
+// layout shares. A new derivation gets a new number, and every build
+// keeps reading the older ones.
+//
+//   - Layout1: both kinds. Standard filters: step Mix64(h)|1, probe bit
+//     Reduce(g, m). Blocked filters have no other layout.
+//   - Layout2: standard filters only, what New writes since the thirteenth
+//     session: step rotl(h, 32)|1, probe word Reduce(g, m/64) and bit
+//     g mod 64 (see Filter, "Probes").
 //
 // Params (36 bytes, little-endian):
 //
@@ -27,7 +35,10 @@ import (
 //
 // Payload: the m/64 words of the bit array, each little-endian; bit b is
 // bit b%64 of word b/64. For the blocked kind, block i is words 8i..8i+7.
-const Layout = 1
+const (
+	Layout1 = 1
+	Layout2 = 2
+)
 
 const paramsLen = 36
 
@@ -40,6 +51,7 @@ type header struct {
 	hasher    hashing.Hasher
 	payload   []byte
 	blockBits uint64
+	layout    uint8
 }
 
 func appendParams(b []byte, m uint64, k, capacity int, design float64, count int) []byte {
@@ -58,8 +70,8 @@ func open(data []byte, kind bloomery.Kind, want hashing.Expect) (header, error) 
 	if err != nil {
 		return header{}, fmt.Errorf("%s: %w", ctx, err)
 	}
-	if h.Layout != Layout {
-		return header{}, fmt.Errorf("%s: layout %d (this build reads %d): %w", ctx, h.Layout, Layout, bloomery.ErrUnsupportedVersion)
+	if !layoutOK(kind, h.Layout) {
+		return header{}, fmt.Errorf("%s: layout %d (this build reads %s): %w", ctx, h.Layout, layoutsOf(kind), bloomery.ErrUnsupportedVersion)
 	}
 	hd, err := parseParams(params, kind)
 	if err != nil {
@@ -70,7 +82,21 @@ func open(data []byte, kind bloomery.Kind, want hashing.Expect) (header, error) 
 	}
 	hd.hasher = hs
 	hd.payload = payload
+	hd.layout = h.Layout
 	return hd, nil
+}
+
+// layoutOK reports whether this build reads layout l of kind.
+func layoutOK(kind bloomery.Kind, l uint8) bool {
+	return l == Layout1 || (l == Layout2 && kind == bloomery.KindBloom)
+}
+
+// layoutsOf names the layouts this build reads for kind, for errors.
+func layoutsOf(kind bloomery.Kind) string {
+	if kind == bloomery.KindBloom {
+		return "1 and 2"
+	}
+	return "1"
 }
 
 func parseParams(params []byte, kind bloomery.Kind) (header, error) {
@@ -118,8 +144,8 @@ func decodeWords(dst []uint64, payload []byte) {
 // writeContainer streams one container to w: the header, the words in
 // chunks (encoded by word(i)), and the CRC-32C, without building the whole
 // encoding in memory.
-func writeContainer(w io.Writer, kind bloomery.Kind, hs hashing.Hasher, params []byte, nwords int, word func(int) uint64) (int64, error) {
-	hdr, _ := container.Begin(nil, kind, Layout, hs, params, 0)
+func writeContainer(w io.Writer, kind bloomery.Kind, layout uint8, hs hashing.Hasher, params []byte, nwords int, word func(int) uint64) (int64, error) {
+	hdr, _ := container.Begin(nil, kind, layout, hs, params, 0)
 	// Begin wrote a zero payload length as the header's last 8 bytes
 	// (docs/format.md); announce the real one.
 	binary.LittleEndian.PutUint64(hdr[len(hdr)-8:], uint64(nwords)*8)
@@ -210,10 +236,11 @@ func (f *Filter) params() []byte {
 	return appendParams(make([]byte, 0, paramsLen), f.m, f.k, f.capacity, f.design, f.count)
 }
 
-// AppendBinary appends f in the container format (kind bloom, layout 1).
-// A keyed filter records its key fingerprint, never the key.
+// AppendBinary appends f in the container format (kind bloom, f's layout:
+// Layout2 unless it was decoded from layout 1). A keyed filter records its
+// key fingerprint, never the key.
 func (f *Filter) AppendBinary(b []byte) ([]byte, error) {
-	b, start := container.Begin(b, bloomery.KindBloom, Layout, f.hasher, f.params(), len(f.words)*8)
+	b, start := container.Begin(b, bloomery.KindBloom, f.layout, f.hasher, f.params(), len(f.words)*8)
 	b = wire.AppendUint64s(b, f.words)
 	return container.Finish(b, start), nil
 }
@@ -258,6 +285,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 		count:    hd.count,
 		hasher:   hd.hasher,
 		inline:   inlineHashOf(hd.hasher),
+		layout:   hd.layout,
 	}
 	f.setProbes()
 	decodeWords(f.words, hd.payload)
@@ -268,7 +296,7 @@ func Decode(data []byte, want hashing.Expect) (*Filter, error) {
 // WriteTo writes f in the container format to w, streaming the bit array
 // in 32 KiB chunks. It implements io.WriterTo.
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
-	return writeContainer(w, bloomery.KindBloom, f.hasher, f.params(), len(f.words), func(i int) uint64 { return f.words[i] })
+	return writeContainer(w, bloomery.KindBloom, f.layout, f.hasher, f.params(), len(f.words), func(i int) uint64 { return f.words[i] })
 }
 
 // ReadFrom replaces f with the filter read from r, consuming exactly one
@@ -290,7 +318,7 @@ func (f *Blocked) params() []byte {
 
 // AppendBinary appends f in the container format (kind blocked, layout 1).
 func (f *Blocked) AppendBinary(b []byte) ([]byte, error) {
-	b, start := container.Begin(b, bloomery.KindBlocked, Layout, f.hasher, f.params(), len(f.words)*8)
+	b, start := container.Begin(b, bloomery.KindBlocked, Layout1, f.hasher, f.params(), len(f.words)*8)
 	if f.concurrent {
 		for i := range f.words {
 			b = binary.LittleEndian.AppendUint64(b, f.load(i))
@@ -344,7 +372,7 @@ func DecodeBlocked(data []byte, want hashing.Expect) (*Blocked, error) {
 
 // WriteTo writes f in the container format to w, streaming the bit array.
 func (f *Blocked) WriteTo(w io.Writer) (int64, error) {
-	return writeContainer(w, bloomery.KindBlocked, f.hasher, f.params(), len(f.words), f.load)
+	return writeContainer(w, bloomery.KindBlocked, Layout1, f.hasher, f.params(), len(f.words), f.load)
 }
 
 // ReadFrom replaces f with the blocked filter read from r, consuming

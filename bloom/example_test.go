@@ -82,7 +82,7 @@ func ExampleFilter_Overfilled() {
 	fmt.Printf("fill %.2f, estimated FPR %.1f%%, overfilled %v\n", f.FillRatio(), 100*f.EstimatedFPR(), f.Overfilled())
 	fmt.Printf("about %d keys\n", (f.ApproxCount()+50)/100*100)
 	// Output:
-	// fill 0.77, estimated FPR 16.3%, overfilled true
+	// fill 0.77, estimated FPR 15.5%, overfilled true
 	// about 2000 keys
 }
 

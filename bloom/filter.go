@@ -19,36 +19,51 @@ var _ bloomery.Adder = (*Filter)(nil)
 // # Probes
 //
 // Each key is hashed once to a 64-bit h. The probes are Kirsch-Mitzenmacher
-// double hashing carried out in the 64-bit space and mapped onto [0, m)
-// separately for each probe:
+// double hashing carried out in the 64-bit space and mapped onto the
+// array separately for each probe. With w = m/64 words, in layout 2 (what
+// New builds):
+//
+//	g_0 = h, d = rotl(h, 32) | 1, g_{i+1} = g_i + d (mod 2^64)
+//	word_i = Reduce(g_i, w) = floor(g_i * w / 2^64), bit_i = g_i mod 64
+//
+// and in layout 1 (filters decoded from files written before layout 2):
 //
 //	g_0 = h, d = Mix64(h) | 1, g_{i+1} = g_i + d (mod 2^64)
-//	bit_i = Reduce(g_i, m) = floor(g_i * m / 2^64)
+//	probe_i = Reduce(g_i, m) = floor(g_i * m / 2^64)
 //
-// Why this form: the increment d comes from a full-avalanche remix of h
-// (so it is independent of the first position, which uses the high bits
-// of h) and is forced odd, so the g_i are distinct for every key: there is
-// no d = 0 case that collapses all k probes onto one bit, the failure of
-// the classic g_i = h1 + i*h2 mod m when h2 = 0 (mod m). Because the sum
-// runs modulo 2^64 and only the multiply-shift maps it onto m, m need not
-// be a power of two or prime, and there is no modulo on the path. The
-// residual weakness of any double hashing, keys whose step d/2^64 lies
-// within about 1/m of a fraction a/q with small q (their probes revisit
-// fewer than k positions), has probability O(k/m) per key: in
-// TestStandardProbesDistinct, 1 key in 10^6 on a 2^20-bit filter loses two
-// probes, and fewer keys have any repeated probe than k independent probes
-// would give (1 against 20). The FPR tests measure (1 - e^(-kn/m))^k
-// within a few percent at m from 2*10^4 to 1.6*10^7 bits.
+// Why this form: the step d is odd, so the g_i are distinct for every
+// key: there is no d = 0 case that collapses all k probes onto one bit,
+// the failure of the classic g_i = h1 + i*h2 mod m when h2 = 0 (mod m).
+// Because the sum runs modulo 2^64 and only the multiply-shift maps it
+// onto the array, m need not be a power of two or prime, and there is no
+// modulo on the path. The word comes from the top bits of g_i, the bit
+// from its bottom six; the step's top bits, which move the word, are the
+// bottom half of h, independent of the top bits that place the first
+// word (layout 1 took d from a full-avalanche remix of h, Mix64, twelve
+// instructions and two dependent multiplies more per key; layout 2 made
+// present-key queries at 10^7 and 10^8 16-32 byte keys about 1.15x
+// faster, see docs/benchmarks.md). In layout 2 a key's k bits are always
+// k distinct bits (k <= 64): two of its probes in one word differ by
+// (i-j)*d mod 64, nonzero since d is odd. The residual weakness of any
+// double hashing, keys whose step d/2^64 lies within about 1/m of a
+// fraction a/q with small q, there makes probes share words, not bits; in
+// layout 1 such keys' probes revisit fewer than k bits, with probability
+// O(k/m) per key (TestStandardProbesDistinct: on a 2^20-bit filter, 1 key
+// in 10^6 has a repeated probe in layout 1, where k independent probes
+// would give 20; none in layout 2). The FPR tests measure
+// (1 - e^(-kn/m))^k within a few percent at m from 2*10^4 to 1.6*10^7
+// bits.
 //
 // # Word and bit
 //
-// With w = len(words) = m/64 and g*w = hi*2^64 + lo,
+// With w = len(words) = m/64 and g*w = hi*2^64 + lo, the probe's word is
+// hi, from one 64x64->128 multiply by w. In layout 2 its bit is g mod 64,
+// which the amd64 bit-test instructions take from g's register as it is,
+// with no shift or mask. In layout 1 it is the top 6 bits of lo, since
 //
 //	Reduce(g, m) = floor(g*64w / 2^64) = 64*hi + floor(lo / 2^58)
 //
-// so the probe's word is hi and its bit in the word the top 6 bits of lo,
-// both from one 64x64->128 multiply by w, with no shift or mask of a bit
-// position. Since g < 2^64, hi = floor(g*w/2^64) < w: the word is always
+// Since g < 2^64, hi = floor(g*w/2^64) < w: the word is always
 // inside the array, which is why the probe loops address it without a
 // bounds check (the check would add a compare and a branch to every
 // probe). A zero Filter has no words but k = 0, so it probes nothing.
@@ -77,6 +92,26 @@ type Filter struct {
 	inline   inlineHash // hasher as the assembly key paths need it
 	probes   uint8      // containsKey's probe routine (setProbes), probesGo for the Go path
 	hprobes  uint8      // containsHash's probe routine (setProbes)
+	layout   uint8      // Layout2, or Layout1 when decoded from it (see "Probes")
+}
+
+// step returns the probe step d of hash h in layout l (see Filter,
+// "Probes").
+func step(h uint64, l uint8) uint64 {
+	if l == Layout1 {
+		return hashing.Mix64(h) | 1
+	}
+	return bits.RotateLeft64(h, 32) | 1
+}
+
+// probeAt returns the word and bit of the probe sum g on an array of w
+// words in layout l (see Filter, "Word and bit").
+func probeAt(g, w uint64, l uint8) (word, bit uint64) {
+	hi, lo := bits.Mul64(g, w)
+	if l == Layout1 {
+		return hi, lo >> 58
+	}
+	return hi, g & 63
 }
 
 // New returns an empty standard Bloom filter for p.
@@ -85,7 +120,7 @@ func New(p Params) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newFilter(m, k, p.Capacity, p.Hasher), nil
+	return newFilter(m, k, p.Capacity, p.Hasher, Layout2), nil
 }
 
 // NewForCapacity returns an empty standard Bloom filter sized for n keys at
@@ -94,7 +129,7 @@ func NewForCapacity(n int, fpr float64) (*Filter, error) {
 	return New(Params{Capacity: n, FPR: fpr})
 }
 
-func newFilter(m uint64, k, capacity int, h hashing.Hasher) *Filter {
+func newFilter(m uint64, k, capacity int, h hashing.Hasher, layout uint8) *Filter {
 	f := &Filter{
 		words:    newWords(m / 64),
 		m:        m,
@@ -103,6 +138,7 @@ func newFilter(m uint64, k, capacity int, h hashing.Hasher) *Filter {
 		design:   fpmath.StandardFPR(float64(m), float64(capacity), k),
 		hasher:   h,
 		inline:   inlineHashOf(h),
+		layout:   layout,
 	}
 	f.setProbes()
 	return f
@@ -150,14 +186,13 @@ func (f *Filter) AddHash(h uint64) bool { return addHash(f, h) }
 
 // addHashGo is the portable AddHash: see there.
 func addHashGo(f *Filter, h uint64) bool {
-	words := f.words
-	d, w := hashing.Mix64(h)|1, uint64(len(words))
+	words, l := f.words, f.layout
+	d, w := step(h, l), uint64(len(words))
 	base := unsafe.Pointer(unsafe.SliceData(words))
 	var seen uint64 // probes whose bit was already set
 	for i := f.k; i > 0; i-- {
-		hi, lo := bits.Mul64(h, w) // see Filter, "Word and bit"
+		hi, s := probeAt(h, w, l) // see Filter, "Word and bit"
 		p := (*uint64)(unsafe.Add(base, hi*8))
-		s := lo >> 58
 		old := *p
 		seen += old >> s & 1
 		*p = old | 1<<s
@@ -227,12 +262,13 @@ func containsKeyGo(f *Filter, p *byte, n int) bool {
 // does.
 //
 // On amd64 with BMI2 the probes are containsKey's assembly routines
-// (containsHash in filter_add_amd64.s), six instructions a probe where
-// the Go loop, containsHashGo, compiles to thirteen (the register moves
-// around MULQ's fixed operands, the loop counter), at the price of a
-// call the compiler cannot inline (about 20 instructions of frame and
-// stack arguments): through a method value, a present key's query
-// executes 97 instructions instead of 126, an absent key's, which stops
+// (containsHash in filter_add_amd64.s), five instructions a probe (six
+// in layout 1, which the Go loop now serves) where the Go loop,
+// containsHashGo, compiles to thirteen (the register moves around MULQ's
+// fixed operands, the loop counter), at the price of a call the compiler
+// cannot inline (about 20 instructions of frame and stack arguments). In
+// layout 1, through a method value, a present key's query executed 97
+// instructions instead of 126, an absent key's, which stops
 // after two probes on average, 66 instead of 64 (callgrind, 4*10^6 keys
 // at 1% FPR). A filter far larger than the cache answers as many queries
 // at once as fit in the core's reorder window, so the count is what
@@ -253,10 +289,11 @@ func (f *Filter) ContainsHash(h uint64) bool { return containsHash(f, h, 0) }
 // containsHashGo is the portable ContainsHash; its signature is
 // containsHash's, to which the assembly tail-jumps without MULX.
 func containsHashGo(f *Filter, h uint64, _ uintptr) bool {
-	d, w := hashing.Mix64(h)|1, f.words
+	l, w := f.layout, f.words
+	d := step(h, l)
 	for range f.k {
-		hi, lo := bits.Mul64(h, uint64(len(w))) // see Filter, "Word and bit"
-		if *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w)), hi*8))&(1<<(lo>>58)) == 0 {
+		hi, b := probeAt(h, uint64(len(w)), l) // see Filter, "Word and bit"
+		if *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(w)), hi*8))&(1<<b) == 0 {
 			return false
 		}
 		h += d
@@ -279,6 +316,10 @@ func (f *Filter) Hasher() hashing.Hasher { return f.hasher }
 
 // K returns the number of probes per key.
 func (f *Filter) K() int { return f.k }
+
+// Layout returns the container layout byte of f's probe derivation:
+// Layout2, or Layout1 for a filter decoded from that layout.
+func (f *Filter) Layout() uint8 { return f.layout }
 
 // Bits returns m, the number of bits.
 func (f *Filter) Bits() uint64 { return f.m }
@@ -342,6 +383,8 @@ func (f *Filter) compatible(o *Filter) error {
 		return fmt.Errorf("bloom: union of %d-bit and %d-bit filters: %w", f.m, o.m, bloomery.ErrIncompatible)
 	case f.k != o.k:
 		return fmt.Errorf("bloom: union of filters with k=%d and k=%d: %w", f.k, o.k, bloomery.ErrIncompatible)
+	case f.layout != o.layout:
+		return fmt.Errorf("bloom: union of a layout %d and a layout %d filter (their probes differ): %w", f.layout, o.layout, bloomery.ErrIncompatible)
 	case !f.hasher.Equal(o.hasher):
 		return fmt.Errorf("bloom: union of filters hashed with %v and %v: %w", f.hasher, o.hasher, bloomery.ErrIncompatible)
 	}
@@ -349,7 +392,8 @@ func (f *Filter) compatible(o *Filter) error {
 }
 
 // Union sets f to the union of f and o: afterwards f answers true for
-// every key either held. The filters must have the same m, k and hasher;
+// every key either held. The filters must have the same m, k, hasher and
+// layout;
 // otherwise the error wraps bloomery.ErrIncompatible and f is unchanged.
 // f keeps its capacity and design FPR. Len becomes an estimate: the
 // fill-based count, clamped to [max(f.Len, o.Len), f.Len+o.Len], since

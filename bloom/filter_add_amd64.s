@@ -7,40 +7,40 @@
 #define IH Filter_inline
 #include "xxh3_amd64.h"
 
-// Constants read as memory operands (an IMULQ with a memory operand is
-// one instruction, with a 64-bit immediate two).
-DATA consts<>+0(SB)/8, $0xff51afd7ed558ccd  // Mix64, first multiplier
-DATA consts<>+8(SB)/8, $0xc4ceb9fe1a85ec53  // Mix64, second multiplier
-GLOBL consts<>(SB), RODATA|NOPTR, $16
-
-// MIX64 sets d = hashing.Mix64(h) | 1, the probe step; h is left as is.
-// Clobbers R11.
-#define MIX64(h, d) \
+// STEP sets d = rotl(h, 32) | 1, the probe step of layout 2 (see Filter,
+// "Probes"); h is left as is. Three instructions, none a multiply: layout
+// 1's step, Mix64(h) | 1, took twelve, with two dependent multiplies
+// ahead of every probe but the first. STEPX is STEP in two, with RORX
+// (BMI2), for the query routines, which need BMI2 for MULX anyway.
+#define STEP(h, d) \
 	MOVQ h, d; \
-	SHRQ $33, d; \
-	XORQ h, d; \
-	IMULQ consts<>+0(SB), d; \
-	MOVQ d, R11; \
-	SHRQ $33, R11; \
-	XORQ R11, d; \
-	IMULQ consts<>+8(SB), d; \
-	MOVQ d, R11; \
-	SHRQ $33, R11; \
-	XORQ R11, d; \
+	RORQ $32, d; \
 	ORQ $1, d;
+
+#define STEPX(h, d) \
+	RORXQ $32, h, d; \
+	ORQ $1, d;
+
+// The assembly sets and tests layout 2's probes only: the add entries
+// send a layout 1 filter (decoded from an older file) to the Go path
+// (addHashGo, addKeyGo), as setProbes does its queries.
+#define LAYOUT2(other) \
+	CMPB Filter_layout(R12), $const_Layout2; \
+	JNE  other;
 
 // PROBES_SET sets the k probes of the hash in CX in the filter at R12 and
 // stores the "was new" answer at ret: the body of (*Filter).AddHash.
-// d = Mix64(h)|1, then for each probe g = h + i*d (mod 2^64): DX:AX =
-// g*len(words), word DX, bit AX>>58; BTS sets the bit and leaves the old
-// one in CF, which ADC counts. Ten instructions per probe, none of them a
+// d = rotl(h, 32)|1, then for each probe g = h + i*d (mod 2^64): DX:AX =
+// g*len(words), word DX; BTS sets bit g mod 64 (it reads the bit number
+// from g's register as it is) and leaves the old one in CF, which ADC
+// counts. Nine instructions per probe, none of them a
 // branch on loaded data (the Go version needs about twice as many, mostly
 // register moves around MULQ's fixed registers), so more consecutive adds
 // fit in the reorder buffer and their cache misses overlap. Then
 // ones += k - seen and count += (k - seen != 0), the result.
 // Clobbers AX, BX, DX, SI, DI, R8-R11, R13.
 #define PROBES_SET(ret) \
-	MIX64(CX, DI); \
+	STEP(CX, DI); \
 	MOVQ Filter_words(R12), SI; \
 	MOVQ Filter_words+8(R12), BX; \
 	MOVQ Filter_k(R12), R9; \
@@ -51,9 +51,8 @@ GLOBL consts<>(SB), RODATA|NOPTR, $16
 addLoop: \
 	MOVQ CX, AX; \
 	MULQ BX; \
-	SHRQ $58, AX; \
 	MOVQ (SI)(DX*8), R8; \
-	BTSQ AX, R8; \
+	BTSQ CX, R8; \
 	ADCQ $0, R10; \
 	MOVQ R8, (SI)(DX*8); \
 	ADDQ DI, CX; \
@@ -71,10 +70,12 @@ addDone: \
 
 // PROBE tests one probe of containsKey: the hash g in DX, the step in
 // DI, the words at SI, their count in BX; a clear bit jumps to no, else
-// g += d. MULX (BMI2) leaves g in DX and writes the word index and the bit
-// to registers of its choice, so a probe is six instructions where MULQ,
-// whose operand and results are fixed in AX and DX, needed a seventh to
-// copy g: that many fewer per query in the reorder window, and more
+// g += d. MULX (BMI2) leaves g in DX and writes the word index to a
+// register of its choice (the low product, which layout 1 took its bit
+// from, goes to AX unused), and BT takes bit g mod 64 from DX itself, so
+// a probe is five instructions where MULQ, whose operand and results are
+// fixed in AX and DX, needed two more (a copy of g, layout 1's shift of
+// the bit): that many fewer per query in the reorder window, and more
 // consecutive queries' cache misses in flight. With 16-32 byte keys at
 // 10^7 keys that made queries 1.04-1.11x faster in five alternated
 // same-process runs against bits-and-blooms (ratios 2.68-2.94 against
@@ -82,9 +83,8 @@ addDone: \
 // Clobbers AX, R8, R10.
 #define PROBE(no) \
 	MULXQ BX, AX, R10; \
-	SHRQ $58, AX; \
 	MOVQ (SI)(R10*8), R8; \
-	BTQ  AX, R8; \
+	BTQ  DX, R8; \
 	JCC  no; \
 	ADDQ DI, DX;
 
@@ -104,9 +104,8 @@ no: \
 #define SETPROBE \
 	MOVQ CX, AX; \
 	MULQ BX; \
-	SHRQ $58, AX; \
 	MOVQ (SI)(DX*8), R8; \
-	BTSQ AX, R8; \
+	BTSQ CX, R8; \
 	ADCQ $0, R10; \
 	MOVQ R8, (SI)(DX*8); \
 	ADDQ DI, CX;
@@ -127,8 +126,11 @@ no: \
 // func addHash(f *Filter, h uint64) bool
 TEXT ·addHash(SB), NOSPLIT, $0-17
 	MOVQ f+0(FP), R12
+	LAYOUT2(addHashSlow)
 	MOVQ h+8(FP), CX
 	PROBES_SET(ret+16(FP))
+addHashSlow:
+	JMP ·addHashGo(SB)
 
 // func keyHash(f *Filter, p *byte, n int) (h uint64, ok bool)
 //
@@ -154,17 +156,18 @@ keyHashNo:
 // (*Filter).Add: the XXH3 macro, then PROBES_SET's probes; a hasher
 // other than XXH3 or a key length the macro does not cover goes to
 // addKeyGo. As containsKey, for k <= 16 it jumps through setTab to a
-// straight run of k probes (sets1..sets16, eight instructions a probe
-// instead of ten).
+// straight run of k probes (sets1..sets16, seven instructions a probe
+// instead of nine).
 TEXT ·addKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
 	CMPB Filter_inline+inlineHash_XXH3(R12), $0
 	JEQ  addKeySlow
+	LAYOUT2(addKeySlow)
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
 	XXH3(addKeyCold)
 	MOVQ R13, CX
-	MIX64(CX, DI)
+	STEP(CX, DI)
 	MOVQ Filter_words(R12), SI
 	MOVQ Filter_words+8(R12), BX
 	MOVQ Filter_k(R12), R9
@@ -190,8 +193,8 @@ addKeySlow:
 // at the first clear bit). One indirect jump through probeTab, at the
 // index the filter's probes field holds (probesFor), goes to the
 // routine that answers: a straight run of k <= 16 probes
-// (probes0..probes16, six instructions a probe), the loop for larger k
-// (eight a probe), the paired start of small filters (probesPair), or
+// (probes0..probes16, five instructions a probe), the loop for larger k
+// (seven a probe), the paired start of small filters (probesPair), or
 // containsKeyGo (probesGo: a hasher other than XXH3, a CPU without
 // BMI2, the zero Filter). Key lengths the macro leaves out go to
 // containsKeyGo too. The jump is predicted, since a filter's routine
@@ -208,7 +211,7 @@ TEXT ·containsKey(SB), NOSPLIT, $0-25
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
 	XXH3(containsKeyCold)
-	MIX64(R13, DI)
+	STEPX(R13, DI)
 	MOVQ R13, DX
 	MOVQ Filter_words(R12), SI
 	MOVQ Filter_words+8(R12), BX
@@ -229,7 +232,7 @@ containsKeySlow:
 TEXT ·containsHash(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
 	MOVQ h+8(FP), DX
-	MIX64(DX, DI)
+	STEPX(DX, DI)
 	MOVQ Filter_words(R12), SI
 	MOVQ Filter_words+8(R12), BX
 	MOVBQZX Filter_hprobes(R12), R9
@@ -269,15 +272,13 @@ loop:
 // bound.
 TEXT probesPair<>(SB), NOSPLIT|NOFRAME, $0
 	MULXQ BX, AX, R10
-	SHRQ $58, AX
 	MOVQ (SI)(R10*8), R8
-	BTQ  AX, R8
+	BTQ  DX, R8
 	SETCS R11
 	ADDQ DI, DX
 	MULXQ BX, AX, R10
-	SHRQ $58, AX
 	MOVQ (SI)(R10*8), R8
-	BTQ  AX, R8
+	BTQ  DX, R8
 	SETCS R10
 	ANDB R11, R10
 	JZ   no

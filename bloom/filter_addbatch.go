@@ -1,10 +1,6 @@
 package bloom
 
-import (
-	"math/bits"
-
-	"github.com/bloomery/bloomery/hashing"
-)
+import "math/bits"
 
 // addBatchMinBytes is the smallest array on which AddHashBatch prefetches.
 // Below it the probes hit L2 or L3 and locating each probe twice costs
@@ -84,7 +80,7 @@ func (f *Filter) prefetchGroup(hashes []uint64, offs *[filterGroup * addBatchMax
 	w := uint64(len(f.words))
 	c := 0
 	for _, h := range hashes[:n] {
-		d := hashing.Mix64(h) | 1
+		d := step(h, f.layout)
 		for range k {
 			hi, _ := bits.Mul64(h, w)
 			offs[c&(len(offs)-1)] = hi

@@ -18,50 +18,52 @@ import (
 func TestFilterAddHashBatchEqualsAddHash(t *testing.T) {
 	skipUnderRace(t)
 	r := rand.New(rand.NewPCG(11, 3))
-	for _, bytes := range []int{addBatchMinBytes - 64, addBatchMinBytes} {
-		for k := 1; k <= 40; k++ {
-			m := uint64(bytes * 8)
-			seq := newFilter(m, k, int(m)/(2*k)+1, hashing.Hasher{})
-			bat := newFilter(m, k, int(m)/(2*k)+1, hashing.Hasher{})
-			pool := make([]uint64, 400)
-			for i := range pool {
-				pool[i] = r.Uint64()
-			}
-			for _, l := range []int{0, 1, 7, 8, 9, 16, 17, 64, 100, 300} {
-				hs := make([]uint64, l)
-				for i := range hs {
-					hs[i] = pool[r.IntN(len(pool))]
+	for _, layout := range []uint8{Layout1, Layout2} {
+		for _, bytes := range []int{addBatchMinBytes - 64, addBatchMinBytes} {
+			for k := 1; k <= 40; k++ {
+				m := uint64(bytes * 8)
+				seq := newFilter(m, k, int(m)/(2*k)+1, hashing.Hasher{}, layout)
+				bat := newFilter(m, k, int(m)/(2*k)+1, hashing.Hasher{}, layout)
+				pool := make([]uint64, 400)
+				for i := range pool {
+					pool[i] = r.Uint64()
 				}
-				out := make([]bool, l+1)
-				for i := range out {
-					out[i] = i%2 == 0 // garbage the call must overwrite
-				}
-				wantN := 0
-				want := make([]bool, l)
-				for i, h := range hs {
-					want[i] = seq.AddHash(h)
-					if want[i] {
-						wantN++
+				for _, l := range []int{0, 1, 7, 8, 9, 16, 17, 64, 100, 300} {
+					hs := make([]uint64, l)
+					for i := range hs {
+						hs[i] = pool[r.IntN(len(pool))]
 					}
-				}
-				got := bat.AddHashBatch(hs, out)
-				if got != wantN {
-					t.Fatalf("%d bytes k=%d len %d: %d new, AddHash %d", bytes, k, l, got, wantN)
-				}
-				if out[l] != (l%2 == 0) {
-					t.Fatal("AddHashBatch wrote past len(hashes)")
-				}
-				if !slices.Equal(out[:l], want) {
-					t.Fatalf("%d bytes k=%d len %d: reports %v, AddHash %v", bytes, k, l, out[:l], want)
-				}
-				if bat.Len() != seq.Len() || bat.ones != seq.ones || !slices.Equal(bat.words, seq.words) {
-					t.Fatalf("%d bytes k=%d len %d: filters differ (Len %d/%d, ones %d/%d)", bytes, k, l, bat.Len(), seq.Len(), bat.ones, seq.ones)
-				}
-				if n := bat.AddHashBatch(hs, nil); n != 0 {
-					t.Fatalf("re-adding a batch reported %d new hashes", n)
-				}
-				if !slices.Equal(bat.words, seq.words) {
-					t.Fatal("re-adding a batch changed the filter")
+					out := make([]bool, l+1)
+					for i := range out {
+						out[i] = i%2 == 0 // garbage the call must overwrite
+					}
+					wantN := 0
+					want := make([]bool, l)
+					for i, h := range hs {
+						want[i] = seq.AddHash(h)
+						if want[i] {
+							wantN++
+						}
+					}
+					got := bat.AddHashBatch(hs, out)
+					if got != wantN {
+						t.Fatalf("%d bytes k=%d len %d: %d new, AddHash %d", bytes, k, l, got, wantN)
+					}
+					if out[l] != (l%2 == 0) {
+						t.Fatal("AddHashBatch wrote past len(hashes)")
+					}
+					if !slices.Equal(out[:l], want) {
+						t.Fatalf("%d bytes k=%d len %d: reports %v, AddHash %v", bytes, k, l, out[:l], want)
+					}
+					if bat.Len() != seq.Len() || bat.ones != seq.ones || !slices.Equal(bat.words, seq.words) {
+						t.Fatalf("layout %d, %d bytes k=%d len %d: filters differ (Len %d/%d, ones %d/%d)", layout, bytes, k, l, bat.Len(), seq.Len(), bat.ones, seq.ones)
+					}
+					if n := bat.AddHashBatch(hs, nil); n != 0 {
+						t.Fatalf("re-adding a batch reported %d new hashes", n)
+					}
+					if !slices.Equal(bat.words, seq.words) {
+						t.Fatal("re-adding a batch changed the filter")
+					}
 				}
 			}
 		}

@@ -1,11 +1,5 @@
 package bloom
 
-import (
-	"math/bits"
-
-	"github.com/bloomery/bloomery/hashing"
-)
-
 // Filter batch queries. A standard Bloom key's k probes land on k
 // unrelated cache lines. A loop of ContainsHash calls overlaps the misses
 // of consecutive keys only as far as the core's reorder window reaches,
@@ -137,14 +131,14 @@ func chunkOf(c, n int) (lo, hi int) {
 // (see Filter, "Probes" and "Word and bit"), recorded and prefetched.
 func (f *Filter) locatePairs(p *batchPlan, hashes []uint64, c int) {
 	lo, hi := chunkOf(c, len(hashes))
-	w := uint64(len(f.words))
+	w, l := uint64(len(f.words)), f.layout
 	ring := &p.pairs[c%pairRing]
 	offs := p.offs[:0]
 	for j, h := range hashes[lo:hi] {
-		d := hashing.Mix64(h) | 1
-		w0, l0 := bits.Mul64(h, w)
-		w1, l1 := bits.Mul64(h+d, w)
-		ring[j] = firstPair{w0: w0, w1: w1, b0: l0 >> 58, b1: l1 >> 58, d: d}
+		d := step(h, l)
+		w0, b0 := probeAt(h, w, l)
+		w1, b1 := probeAt(h+d, w, l)
+		ring[j] = firstPair{w0: w0, w1: w1, b0: b0, b1: b1, d: d}
 		offs = append(offs, w0, w1)
 	}
 	prefetchLines(f.words, offs, false)
@@ -171,8 +165,8 @@ func (f *Filter) testPairs(p *batchPlan, hashes []uint64, out []bool, c int) {
 		n++
 		g := hashes[lo+j] + 2*fp.d
 		for range f.k - 2 {
-			x, l := bits.Mul64(g, w)
-			pw[r], pb[r] = x, uint8(l>>58)
+			x, b := probeAt(g, w, f.layout)
+			pw[r], pb[r] = x, uint8(b)
 			r++
 			g += fp.d
 		}

@@ -45,51 +45,53 @@ func TestFilterContainsBatchEqualsContainsHash(t *testing.T) {
 	skipUnderRace(t)
 	lowerBatchMin(t, 1<<20)
 	r := rand.New(rand.NewPCG(7, 7))
-	for _, bytes := range []int{filterBatchMinBytes - 64, filterBatchMinBytes} {
-		for k := 1; k <= 40; k++ {
-			m := uint64(bytes * 8)
-			f := newFilter(m, k, int(m)/(2*k)+1, hashing.Hasher{})
-			if got := len(f.words) * 8; got != bytes {
-				t.Fatalf("array %d bytes, want %d", got, bytes)
-			}
-			for i := range f.words {
-				f.words[i] = r.Uint64()
-			}
-			present := make([]uint64, 3000)
-			for i := range present {
-				present[i] = r.Uint64()
-				f.AddHash(present[i])
-			}
-			hs := make([]uint64, 0, 2*len(present)+3)
-			for _, h := range present {
-				hs = append(hs, h, r.Uint64())
-			}
-			hs = append(hs, r.Uint64(), present[0], r.Uint64())
-			out := make([]bool, len(hs)+1)
-			fp := 0
-			for _, l := range []int{0, 1, 2, 7, 8, 9, 16, 17, 23, 24, 25, 47, 48, 49, 55, 56, 57, 100, len(hs)} {
-				for i := range out {
-					out[i] = i%3 == 0 // garbage the call must overwrite
+	for _, layout := range []uint8{Layout1, Layout2} {
+		for _, bytes := range []int{filterBatchMinBytes - 64, filterBatchMinBytes} {
+			for k := 1; k <= 40; k++ {
+				m := uint64(bytes * 8)
+				f := newFilter(m, k, int(m)/(2*k)+1, hashing.Hasher{}, layout)
+				if got := len(f.words) * 8; got != bytes {
+					t.Fatalf("array %d bytes, want %d", got, bytes)
 				}
-				f.ContainsBatch(hs[:l], out)
-				for i, h := range hs[:l] {
-					want := f.ContainsHash(h)
-					if out[i] != want {
-						t.Fatalf("%d bytes k=%d len %d: out[%d]=%v, ContainsHash %v", bytes, k, l, i, out[i], want)
+				for i := range f.words {
+					f.words[i] = r.Uint64()
+				}
+				present := make([]uint64, 3000)
+				for i := range present {
+					present[i] = r.Uint64()
+					f.AddHash(present[i])
+				}
+				hs := make([]uint64, 0, 2*len(present)+3)
+				for _, h := range present {
+					hs = append(hs, h, r.Uint64())
+				}
+				hs = append(hs, r.Uint64(), present[0], r.Uint64())
+				out := make([]bool, len(hs)+1)
+				fp := 0
+				for _, l := range []int{0, 1, 2, 7, 8, 9, 16, 17, 23, 24, 25, 47, 48, 49, 55, 56, 57, 100, len(hs)} {
+					for i := range out {
+						out[i] = i%3 == 0 // garbage the call must overwrite
 					}
-					if i%2 == 0 && i < 2*len(present) && !want {
-						t.Fatalf("%d bytes k=%d: added key %d not found", bytes, k, i/2)
+					f.ContainsBatch(hs[:l], out)
+					for i, h := range hs[:l] {
+						want := f.ContainsHash(h)
+						if out[i] != want {
+							t.Fatalf("layout %d, %d bytes k=%d len %d: out[%d]=%v, ContainsHash %v", layout, bytes, k, l, i, out[i], want)
+						}
+						if i%2 == 0 && i < 2*len(present) && !want {
+							t.Fatalf("%d bytes k=%d: added key %d not found", bytes, k, i/2)
+						}
+						if l == len(hs) && i%2 == 1 && want {
+							fp++
+						}
 					}
-					if l == len(hs) && i%2 == 1 && want {
-						fp++
+					if out[l] != (l%3 == 0) {
+						t.Fatalf("ContainsBatch wrote past len(hashes)")
 					}
 				}
-				if out[l] != (l%3 == 0) {
-					t.Fatalf("ContainsBatch wrote past len(hashes)")
+				if k <= 4 && fp == 0 {
+					t.Fatalf("%d bytes k=%d: no false positive among %d absent keys at fill 1/2", bytes, k, len(present))
 				}
-			}
-			if k <= 4 && fp == 0 {
-				t.Fatalf("%d bytes k=%d: no false positive among %d absent keys at fill 1/2", bytes, k, len(present))
 			}
 		}
 	}

@@ -21,7 +21,7 @@ func inlineHashOf(h hashing.Hasher) inlineHash { return inlineHash(xxh3key.For(h
 // filter's routine never changes, replaces tests of the hasher, the array
 // size and k on every query.
 const (
-	probesGo   = 0 // the Go path, containsKeyGo: not XXH3, or no BMI2; the zero Filter's
+	probesGo   = 0 // the Go path, containsKeyGo: not XXH3, no BMI2, or layout 1; the zero Filter's
 	probesLoop = 1 // k > 16 probes in a loop
 	probesPair = 2 // the first two probes tested together, then the rest (small arrays)
 	probesRun0 = 3 // probesRun0+k: a straight run of k <= 16 probes
@@ -31,11 +31,16 @@ const (
 // probes together (see probesPair in filter_add_amd64.s).
 const pairMaxBytes = 4 << 20
 
-// setProbes sets f's probes and hprobes from its hasher, array and k:
-// every constructor calls it once the Filter holds them.
+// setProbes sets f's probes and hprobes from its hasher, array, k and
+// layout: every constructor calls it once the Filter holds them. The
+// assembly probes are layout 2's; a layout 1 filter (decoded from an older
+// file) takes the Go path, which serves both.
 func (f *Filter) setProbes() {
 	f.probes = probesFor(f.hasher, uint64(len(f.words)), f.k)
 	f.hprobes = hashProbesFor(uint64(len(f.words)), f.k)
+	if f.layout != Layout2 {
+		f.probes, f.hprobes = probesGo, probesGo
+	}
 }
 
 // probesFor returns the probes routine of containsKey for a Filter of the

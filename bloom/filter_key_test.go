@@ -231,34 +231,36 @@ func TestKeyPathsEveryK(t *testing.T) {
 		}
 		keys[i] = k
 	}
-	for _, words := range []int{1000, 1 << 20} {
-		dense := make([]uint64, words)
-		for i := range dense {
-			a, b, c := s.Next(), s.Next(), s.Next()
-			dense[i] = a | b | c
-		}
-		for k := 1; k <= MaxHashFuncs; k++ {
-			f, err := NewFromImage(Image{Words: dense, K: k, Capacity: words, Hasher: hashing.XXH3(uint64(k))})
-			if err != nil {
-				t.Fatal(err)
+	for _, layout := range []uint8{Layout1, Layout2} {
+		for _, words := range []int{1000, 1 << 20} {
+			dense := make([]uint64, words)
+			for i := range dense {
+				a, b, c := s.Next(), s.Next(), s.Next()
+				dense[i] = a | b | c
 			}
-			h := f.Hasher()
-			yes := 0
-			for i, key := range keys {
-				hv := h.Sum64(key)
-				want := containsHashGo(f, hv, 0)
-				if f.ContainsHash(hv) != want {
-					t.Fatalf("%d words, k=%d, key %d: ContainsHash disagrees with the Go loop (%v)", words, k, i, want)
+			for k := 1; k <= MaxHashFuncs; k++ {
+				f, err := NewFromImage(Image{Words: dense, K: k, Capacity: words, Hasher: hashing.XXH3(uint64(k)), Layout: layout})
+				if err != nil {
+					t.Fatal(err)
 				}
-				if f.Contains(key) != want || f.ContainsString(string(key)) != want {
-					t.Fatalf("%d words, k=%d, key %d (len %d): key paths disagree with ContainsHash (%v)", words, k, i, len(key), want)
+				h := f.Hasher()
+				yes := 0
+				for i, key := range keys {
+					hv := h.Sum64(key)
+					want := containsHashGo(f, hv, 0)
+					if f.ContainsHash(hv) != want {
+						t.Fatalf("layout %d, %d words, k=%d, key %d: ContainsHash disagrees with the Go loop (%v)", layout, words, k, i, want)
+					}
+					if f.Contains(key) != want || f.ContainsString(string(key)) != want {
+						t.Fatalf("layout %d, %d words, k=%d, key %d (len %d): key paths disagree with ContainsHash (%v)", layout, words, k, i, len(key), want)
+					}
+					if want {
+						yes++
+					}
 				}
-				if want {
-					yes++
+				if yes == 0 || (k <= 16 && yes == len(keys)) {
+					t.Fatalf("%d words, k=%d: %d of %d keys answered true", words, k, yes, len(keys))
 				}
-			}
-			if yes == 0 || (k <= 16 && yes == len(keys)) {
-				t.Fatalf("%d words, k=%d: %d of %d keys answered true", words, k, yes, len(keys))
 			}
 		}
 	}
@@ -276,44 +278,46 @@ func TestAddKeyEveryK(t *testing.T) {
 		a, b, c := s.Next(), s.Next(), s.Next()
 		dense[i] = a | b | c
 	}
-	for k := 1; k <= MaxHashFuncs; k++ {
-		img := Image{Words: append([]uint64(nil), dense...), K: k, Capacity: 1000, Hasher: hashing.XXH3(uint64(k))}
-		a, err := NewFromImage(img)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img.Words = append([]uint64(nil), dense...)
-		b, _ := NewFromImage(img)
-		h := a.Hasher()
-		news := 0
-		for i := range 2000 {
-			key := make([]byte, s.Next()%141)
-			for j := range key {
-				key[j] = byte(s.Next())
+	for _, layout := range []uint8{Layout1, Layout2} {
+		for k := 1; k <= MaxHashFuncs; k++ {
+			img := Image{Words: append([]uint64(nil), dense...), K: k, Capacity: 1000, Hasher: hashing.XXH3(uint64(k)), Layout: layout}
+			a, err := NewFromImage(img)
+			if err != nil {
+				t.Fatal(err)
 			}
-			var x bool
-			if i%2 == 0 {
-				x = a.Add(key)
-			} else {
-				x = a.AddString(string(key))
+			img.Words = append([]uint64(nil), dense...)
+			b, _ := NewFromImage(img)
+			h := a.Hasher()
+			news := 0
+			for i := range 2000 {
+				key := make([]byte, s.Next()%141)
+				for j := range key {
+					key[j] = byte(s.Next())
+				}
+				var x bool
+				if i%2 == 0 {
+					x = a.Add(key)
+				} else {
+					x = a.AddString(string(key))
+				}
+				if y := b.AddHash(h.Sum64(key)); x != y {
+					t.Fatalf("k=%d add %d (len %d): key path %v, AddHash %v", k, i, len(key), x, y)
+				}
+				if x {
+					news++
+				}
 			}
-			if y := b.AddHash(h.Sum64(key)); x != y {
-				t.Fatalf("k=%d add %d (len %d): key path %v, AddHash %v", k, i, len(key), x, y)
+			for i := range a.words {
+				if a.words[i] != b.words[i] {
+					t.Fatalf("k=%d: word %d differs", k, i)
+				}
 			}
-			if x {
-				news++
+			if a.ones != b.ones || a.count != b.count || a.ones != popcount(a.words) {
+				t.Fatalf("k=%d: ones %d/%d (popcount %d), count %d/%d", k, a.ones, b.ones, popcount(a.words), a.count, b.count)
 			}
-		}
-		for i := range a.words {
-			if a.words[i] != b.words[i] {
-				t.Fatalf("k=%d: word %d differs", k, i)
+			if news == 0 || news == 2000 {
+				t.Fatalf("k=%d: %d of 2000 adds new", k, news)
 			}
-		}
-		if a.ones != b.ones || a.count != b.count || a.ones != popcount(a.words) {
-			t.Fatalf("k=%d: ones %d/%d (popcount %d), count %d/%d", k, a.ones, b.ones, popcount(a.words), a.count, b.count)
-		}
-		if news == 0 || news == 2000 {
-			t.Fatalf("k=%d: %d of 2000 adds new", k, news)
 		}
 	}
 }

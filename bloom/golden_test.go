@@ -53,10 +53,12 @@ func goldenCases() []goldenCase {
 	decF := func(b []byte, w hashing.Expect) (bloomery.Filter, error) { return Decode(b, w) }
 	decB := func(b []byte, w hashing.Expect) (bloomery.Filter, error) { return DecodeBlocked(b, w) }
 	return []goldenCase{
-		{"bloom.blmy", func() (bloomery.Adder, error) { return New(Params{Capacity: 500, FPR: 0.01}) }, decF, hashing.Expect{}},
+		// Layout 1, as every standard filter was written before layout 2.
+		{"bloom.blmy", func() (bloomery.Adder, error) { return newLayout1(Params{Capacity: 500, FPR: 0.01}) }, decF, hashing.Expect{}},
+		{"bloom_layout2.blmy", func() (bloomery.Adder, error) { return New(Params{Capacity: 500, FPR: 0.01}) }, decF, hashing.Expect{}},
 		{"blocked.blmy", func() (bloomery.Adder, error) { return NewBlocked(Params{Capacity: 500, FPR: 0.01}) }, decB, hashing.Expect{}},
 		{"bloom_siphash.blmy", func() (bloomery.Adder, error) {
-			return New(Params{Capacity: 500, FPR: 0.01, Hasher: hashing.SipHash(goldenKey)})
+			return newLayout1(Params{Capacity: 500, FPR: 0.01, Hasher: hashing.SipHash(goldenKey)})
 		}, decF, hashing.Want(hashing.SipHash(goldenKey))},
 		{"blocked_xxh3_seed.blmy", func() (bloomery.Adder, error) {
 			return NewBlocked(Params{Capacity: 500, BitsPerKey: 12, Hasher: hashing.XXH3(0x5eed)})
@@ -151,4 +153,13 @@ func TestGoldenKeyed(t *testing.T) {
 	if err := g.UnmarshalBinary(data); err != nil || !g.ContainsString("golden-key-0002") {
 		t.Errorf("UnmarshalBinary into a keyed filter: %v", err)
 	}
+}
+
+// newLayout1 builds a layout 1 standard filter, as New did before layout 2.
+func newLayout1(p Params) (*Filter, error) {
+	m, k, err := standardSize(p)
+	if err != nil {
+		return nil, err
+	}
+	return newFilter(m, k, p.Capacity, p.Hasher, Layout1), nil
 }

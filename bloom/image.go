@@ -16,13 +16,13 @@ import (
 //
 // The raw form of a Filter of m bits is m/8 bytes: the words of the bit
 // array in order, each little-endian, so bit b of the array is bit b%8 of
-// byte b/8. A key with hash h sets the bits Reduce(h + i·d, m) for i < k,
-// d = Mix64(h)|1 (see Filter).
+// byte b/8. Which bits a key sets depends on the filter's layout (see
+// Filter, "Probes"), which an owner persists with the bytes.
 
 // Image is the complete state of a standard Filter, as persisted by its
 // container encoding: the bit array as words (bit b is bit b%64 of word
 // b/64), the probe count, the design capacity and FPR, the count of adds
-// reported new, and the hasher.
+// reported new, the hasher and the layout of the probe derivation.
 type Image struct {
 	Words     []uint64
 	K         int
@@ -30,6 +30,9 @@ type Image struct {
 	DesignFPR float64
 	Count     int
 	Hasher    hashing.Hasher
+	// Layout is Layout1 or Layout2 (Filter.Layout), never guessed: a zero
+	// Layout is refused, since the same words mean different keys in each.
+	Layout uint8
 }
 
 // Image returns a copy of f's state; O(m/64).
@@ -41,6 +44,7 @@ func (f *Filter) Image() Image {
 		DesignFPR: f.design,
 		Count:     f.count,
 		Hasher:    f.hasher,
+		Layout:    f.layout,
 	}
 }
 
@@ -57,6 +61,8 @@ func NewFromImage(img Image) (*Filter, error) {
 	switch {
 	case n == 0 || n*8 > MaxBytes:
 		return nil, fmt.Errorf("%s: %d words is not a positive size within %d bytes: %w", ctx, n, uint64(MaxBytes), bloomery.ErrInvalidParams)
+	case img.Layout != Layout1 && img.Layout != Layout2:
+		return nil, fmt.Errorf("%s: layout %d is not %d or %d: %w", ctx, img.Layout, Layout1, Layout2, bloomery.ErrInvalidParams)
 	case img.K < 1 || img.K > MaxHashFuncs:
 		return nil, fmt.Errorf("%s: k=%d outside [1, %d]: %w", ctx, img.K, MaxHashFuncs, bloomery.ErrInvalidParams)
 	case img.Capacity < 1:
@@ -81,6 +87,7 @@ func NewFromImage(img Image) (*Filter, error) {
 		ones:     popcount(img.Words),
 		hasher:   img.Hasher,
 		inline:   inlineHashOf(img.Hasher),
+		layout:   img.Layout,
 	}
 	f.setProbes()
 	return f, nil

@@ -6,32 +6,27 @@ import (
 	"testing"
 
 	"github.com/bloomery/bloomery"
-	"github.com/bloomery/bloomery/hashing"
 )
 
-// The raw form is documented bit by bit: bit Reduce(h+i·d, m) of a key is
-// bit b%8 of byte b/8.
+// The raw form is documented bit by bit: probe bit b of a key (layout 2:
+// 64*Reduce(g, m/64) + g%64; layout 1: Reduce(g, m)) is bit b%8 of byte
+// b/8.
 func TestRawLayout(t *testing.T) {
-	f, err := New(Params{Capacity: 1000, FPR: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := []byte("layout")
-	f.Add(key)
-	raw := make([]byte, f.RawLen())
-	if n := f.ReadRaw(raw, 0); n != len(raw) || uint64(n) != f.Bits()/8 {
-		t.Fatalf("ReadRaw copied %d of %d bytes", n, len(raw))
-	}
-	h := f.Hasher().Sum64(key)
-	g, d := h, hashing.Mix64(h)|1
-	want := make([]byte, len(raw))
-	for i := 0; i < f.K(); i++ {
-		b := hashing.Reduce(g, f.Bits())
-		want[b/8] |= 1 << (b % 8)
-		g += d
-	}
-	if string(raw) != string(want) {
-		t.Fatal("raw bytes differ from the documented probe positions")
+	for _, layout := range []uint8{Layout1, Layout2} {
+		f := newLayout(t, Params{Capacity: 1000, FPR: 0.01}, layout)
+		key := []byte("layout")
+		f.Add(key)
+		raw := make([]byte, f.RawLen())
+		if n := f.ReadRaw(raw, 0); n != len(raw) || uint64(n) != f.Bits()/8 {
+			t.Fatalf("ReadRaw copied %d of %d bytes", n, len(raw))
+		}
+		want := make([]byte, len(raw))
+		for _, b := range docStandardProbes(f.Hasher().Sum64(key), f.Bits(), f.K(), layout) {
+			want[b/8] |= 1 << (b % 8)
+		}
+		if string(raw) != string(want) {
+			t.Fatalf("layout %d: raw bytes differ from the documented probe positions", layout)
+		}
 	}
 }
 
@@ -113,8 +108,10 @@ func TestRawBounds(t *testing.T) {
 }
 
 func TestNewFromImageInvalid(t *testing.T) {
-	ok := Image{Words: make([]uint64, 2), K: 3, Capacity: 10}
+	ok := Image{Words: make([]uint64, 2), K: 3, Capacity: 10, Layout: Layout2}
 	bad := []func(*Image){
+		func(i *Image) { i.Layout = 0 },
+		func(i *Image) { i.Layout = 3 },
 		func(i *Image) { i.Words = nil },
 		func(i *Image) { i.K = 0 },
 		func(i *Image) { i.K = MaxHashFuncs + 1 },

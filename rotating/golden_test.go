@@ -24,12 +24,20 @@ type goldenCase struct {
 	file string
 	p    Params
 	want hashing.Expect
+	// frozen files hold standard generations of bloom layout 1, as every
+	// ring was written before layout 2: they must decode forever, but a
+	// ring built now has layout 2 generations, so -update leaves them and
+	// the comparison with a ring built now is skipped (the _layout2 twin
+	// makes it).
+	frozen bool
 }
 
 func goldenCases() []goldenCase {
+	std := Params{Window: time.Hour, Generations: 4, Capacity: 200, FPR: 0.01}
 	return []goldenCase{
-		{"rotating.blmy", Params{Window: time.Hour, Generations: 4, Capacity: 200, FPR: 0.01}, hashing.Expect{}},
-		{"rotating_blocked_siphash.blmy", Params{Window: time.Minute, Generations: 3, Capacity: 300, FPR: 0.02, Blocked: true, Hasher: hashing.SipHash(goldenKey)}, hashing.Want(hashing.SipHash(goldenKey))},
+		{"rotating.blmy", std, hashing.Expect{}, true},
+		{"rotating_layout2.blmy", std, hashing.Expect{}, false},
+		{"rotating_blocked_siphash.blmy", Params{Window: time.Minute, Generations: 3, Capacity: 300, FPR: 0.02, Blocked: true, Hasher: hashing.SipHash(goldenKey)}, hashing.Want(hashing.SipHash(goldenKey)), false},
 	}
 }
 
@@ -80,7 +88,7 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *update {
+		if *update && !gc.frozen {
 			if err := os.WriteFile(path, built, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +112,7 @@ func TestGolden(t *testing.T) {
 		if again, _ := g.MarshalBinary(); !bytes.Equal(again, data) {
 			t.Errorf("%s: re-encoding differs", gc.file)
 		}
-		if !bytes.Equal(built, data) && !sameRing(f, g, built, data) {
+		if !gc.frozen && !bytes.Equal(built, data) && !sameRing(f, g, built, data) {
 			t.Errorf("%s: a ring built now encodes differently from the golden file", gc.file)
 		}
 	}

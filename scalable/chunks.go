@@ -24,6 +24,10 @@ type Shape struct {
 	Bits uint64
 	// HashFuncs is the link's probe count.
 	HashFuncs int
+	// Layout is the link's probe derivation, bloom.Layout1 or
+	// bloom.Layout2 (bloom.Filter.Layout): links added since layout 2 are
+	// layout 2, those of a chain persisted before keep layout 1.
+	Layout uint8
 }
 
 // errBlocked is returned by the raw accessors of blocked chains.
@@ -36,6 +40,9 @@ func (f *Filter) Shapes() []Shape {
 	out := make([]Shape, len(f.links))
 	for i, l := range f.links {
 		out[i] = Shape{Capacity: l.Cap(), Len: l.Len(), Bits: l.Bits(), HashFuncs: l.K()}
+		if s, ok := l.(*bloom.Filter); ok {
+			out[i].Layout = s.Layout()
+		}
 	}
 	return out
 }
@@ -83,6 +90,9 @@ func NewFromShapes(p Params, shapes []Shape, maxBytes uint64) (*Filter, error) {
 		if s.Len < 0 || (i < n-1 && s.Len < s.Capacity) || f.count > math.MaxInt-s.Len {
 			return nil, bad("link %d holds %d of %d keys", i, s.Len, s.Capacity)
 		}
+		if s.Layout != bloom.Layout1 && s.Layout != bloom.Layout2 {
+			return nil, bad("link %d has layout %d, not %d or %d", i, s.Layout, bloom.Layout1, bloom.Layout2)
+		}
 		f.count += s.Len
 		total += bits / 8
 		if total > maxBytes {
@@ -92,7 +102,7 @@ func NewFromShapes(p Params, shapes []Shape, maxBytes uint64) (*Filter, error) {
 	f.links = make([]link, n)
 	for i, s := range shapes {
 		l, err := bloom.NewFromImage(bloom.Image{
-			Words: make([]uint64, s.Bits/64), K: s.HashFuncs, Capacity: s.Capacity, Count: s.Len, Hasher: p.Hasher,
+			Words: make([]uint64, s.Bits/64), K: s.HashFuncs, Capacity: s.Capacity, Count: s.Len, Hasher: p.Hasher, Layout: s.Layout,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: link %d: %w", ctx, i, err)

@@ -142,6 +142,8 @@ func TestNewFromShapesRejects(t *testing.T) {
 		func(s []Shape) []Shape { s[1].HashFuncs++; return s },
 		func(s []Shape) []Shape { s[0].Len = 99; return s },
 		func(s []Shape) []Shape { s[1].Len = -1; return s },
+		func(s []Shape) []Shape { s[0].Layout = 0; return s },
+		func(s []Shape) []Shape { s[1].Layout = 3; return s },
 	}
 	for i, mod := range mods {
 		s := mod(append([]Shape(nil), good...))

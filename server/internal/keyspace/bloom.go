@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/bloomery/bloomery"
+	"github.com/bloomery/bloomery/bloom"
 	"github.com/bloomery/bloomery/scalable"
 )
 
@@ -154,18 +155,31 @@ func (b Bloom) Stats() bloomery.Stats {
 // (scalable.Filter.ReadRaw) in chunks of at most BloomMaxChunk bytes that
 // never cross a link. Header, little-endian:
 //
-//	magic "RBB1", u32 links, u32 expansion (0 NONSCALING), f64 error,
-//	per link: u64 capacity, u64 items, u64 bits, u32 hashes, f64 error
+//	magic "RBB2", u32 links, u32 expansion (0 NONSCALING), f64 error,
+//	per link: u64 capacity, u64 items, u64 bits, u32 hashes, f64 error,
+//	u8 layout (bloom.Layout1 or bloom.Layout2: the link's probe
+//	derivation)
+//
+// or, when every link is of layout 1, magic "RBB1" and the same without
+// the layout byte: the header of every dump and snapshot written before
+// bloom layout 2, which a chain loaded from one writes back as it was
+// (and which servers of that time read) until it grows a layout 2 link.
 const (
 	bloomHeaderFixed = 4 + 4 + 4 + 8
-	bloomHeaderLink  = 8 + 8 + 8 + 4 + 8
+	bloomHeaderLink  = 8 + 8 + 8 + 4 + 8 // RBB1; RBB2 adds the layout byte
 )
 
 // AppendHeader appends the SCANDUMP header.
 func (b Bloom) AppendHeader(dst []byte) []byte {
 	p := b.Params()
 	shapes := b.Shapes()
-	dst = append(dst, "RBB1"...)
+	magic := "RBB1"
+	for _, s := range shapes {
+		if s.Layout != bloom.Layout1 {
+			magic = "RBB2"
+		}
+	}
+	dst = append(dst, magic...)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(shapes)))
 	dst = binary.LittleEndian.AppendUint32(dst, b.Expansion())
 	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.FPR))
@@ -175,6 +189,9 @@ func (b Bloom) AppendHeader(dst []byte) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, s.Bits)
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(s.HashFuncs))
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.LinkFPR(i)))
+		if magic == "RBB2" {
+			dst = append(dst, s.Layout)
+		}
 	}
 	return dst
 }
@@ -187,11 +204,15 @@ func BloomFromHeader(h []byte, limit uint64) (*scalable.Filter, error) {
 	bad := func(what string) error {
 		return fmt.Errorf("bloom: dump header: %s: %w", what, bloomery.ErrCorrupt)
 	}
-	if len(h) < bloomHeaderFixed || string(h[:4]) != "RBB1" {
+	if len(h) < bloomHeaderFixed || (string(h[:4]) != "RBB1" && string(h[:4]) != "RBB2") {
 		return nil, bad("bad magic or length")
 	}
+	linkLen := uint64(bloomHeaderLink)
+	if string(h[:4]) == "RBB2" {
+		linkLen++
+	}
 	n := uint64(binary.LittleEndian.Uint32(h[4:]))
-	if n == 0 || n > BloomMaxLinks || uint64(len(h)) != bloomHeaderFixed+n*bloomHeaderLink {
+	if n == 0 || n > BloomMaxLinks || uint64(len(h)) != bloomHeaderFixed+n*linkLen {
 		return nil, bad("link count")
 	}
 	expansion := binary.LittleEndian.Uint32(h[8:])
@@ -208,7 +229,11 @@ func BloomFromHeader(h []byte, limit uint64) (*scalable.Filter, error) {
 		bits := binary.LittleEndian.Uint64(p[16:])
 		hashes := binary.LittleEndian.Uint32(p[24:])
 		linkErr := math.Float64frombits(binary.LittleEndian.Uint64(p[28:]))
-		p = p[bloomHeaderLink:]
+		layout := uint8(bloom.Layout1)
+		if linkLen > bloomHeaderLink {
+			layout = p[bloomHeaderLink] // checked by NewFromShapes
+		}
+		p = p[linkLen:]
 		if capacity == 0 || capacity > math.MaxInt64 || items > capacity || hashes > 64 {
 			return nil, bad("link parameters")
 		}
@@ -218,7 +243,7 @@ func BloomFromHeader(h []byte, limit uint64) (*scalable.Filter, error) {
 				return nil, bad("capacity")
 			}
 		}
-		shapes[i] = scalable.Shape{Capacity: int(capacity), Len: int(items), Bits: bits, HashFuncs: int(hashes)}
+		shapes[i] = scalable.Shape{Capacity: int(capacity), Len: int(items), Bits: bits, HashFuncs: int(hashes), Layout: layout}
 		if want := bloomParams(base, errRate, expansion).LinkFPR(i); linkErr != want {
 			return nil, bad("link error rate")
 		}

@@ -106,7 +106,11 @@ func TestBloomFromHeaderRejects(t *testing.T) {
 	if _, err := BloomFromHeader(good, 100); !errors.Is(err, bloomery.ErrCorrupt) {
 		t.Fatalf("limit: %v", err)
 	}
-	for _, off := range []int{0, 4, 8, 12, 20, 28, 36, 44, 48, 56, 71, 72, 80, 84} {
+	if string(good[:4]) != "RBB2" || len(good) != bloomHeaderFixed+2*(bloomHeaderLink+1) {
+		t.Fatalf("header %q..., %d bytes", good[:4], len(good))
+	}
+	// 3: magic; 56 and 93: the two links' layout bytes.
+	for _, off := range []int{0, 3, 4, 8, 12, 20, 28, 36, 44, 48, 56, 71, 72, 80, 84, 93} {
 		h := append([]byte(nil), good...)
 		h[off] ^= 0x41
 		if _, err := BloomFromHeader(h, 1<<20); !errors.Is(err, bloomery.ErrCorrupt) {
@@ -117,6 +121,60 @@ func TestBloomFromHeaderRejects(t *testing.T) {
 		if _, err := BloomFromHeader(good[:n], 1<<20); err == nil {
 			t.Fatalf("header truncated to %d accepted", n)
 		}
+	}
+}
+
+// A chain loaded from a layout 1 dump (RBB1) keeps its links' layout and
+// writes RBB1 back; once it grows a link (layout 2) its header is RBB2,
+// with each link's layout, and a chain rebuilt from that header and the
+// data holds every key.
+func TestBloomHeaderLayouts(t *testing.T) {
+	raw, err := os.ReadFile("testdata/bf-dump-rbb1.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := int(raw[0]) | int(raw[1])<<8
+	f, err := BloomFromHeader(raw[2:2+hl], 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBloom(f)
+	if err := b.LoadChunk(0, raw[2+hl:]); err != nil {
+		t.Fatal(err)
+	}
+	for i := 250; b.NumLinks() < 3; i++ {
+		b.Add(fmt.Appendf(nil, "key-%d", i))
+	}
+	var layouts []uint8
+	for _, s := range b.Shapes() {
+		layouts = append(layouts, s.Layout)
+	}
+	if fmt.Sprint(layouts) != "[1 1 2]" {
+		t.Fatalf("link layouts %v", layouts)
+	}
+	h := b.AppendHeader(nil)
+	if string(h[:4]) != "RBB2" {
+		t.Fatalf("grown chain's header is %q", h[:4])
+	}
+	g, err := BloomFromHeader(h, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewBloom(g)
+	if err := c.LoadChunk(0, b.AppendData(nil)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		k := fmt.Appendf(nil, "key-%d", i)
+		if !b.Contains(k) {
+			break // past the keys added
+		}
+		if !c.Contains(k) {
+			t.Fatalf("key-%d lost", i)
+		}
+	}
+	if !bytes.Equal(c.AppendHeader(nil), h) {
+		t.Fatal("RBB2 header does not round-trip")
 	}
 }
 
