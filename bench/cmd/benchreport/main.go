@@ -181,6 +181,8 @@ func header(w io.Writer, reps, queries int, p float64, args []string) {
 	fmt.Fprintf(w, "Method: build = inserting all n keys into a filter sized for n at FPR %.2g (static filters: construction);\n", p)
 	fmt.Fprintf(w, "positive query = %d present keys in random order (string keys copied into one buffer in that order, as the absent\n", queries)
 	fmt.Fprintf(w, "keys lie, so that fetching a key's bytes is not a cache miss of its own); negative query = %d absent keys;\n", queries)
+	fmt.Fprintf(w, "per-key queries are calls of each filter's own query method in a loop, direct as in a caller's code (the harness\n")
+	fmt.Fprintf(w, "makes one indirect call per chunk of keys, none per key);\n")
 	fmt.Fprintf(w, "batch = the same absent keys through the batch API in chunks of 1024 (string keys: hashing included), in turns\n")
 	fmt.Fprintf(w, "with the peers' per-key queries of those keys, which the batch ratios divide by (measured beside the batches, not in the negative pass).\n")
 	fmt.Fprintf(w, "FPR is measured over the absent keys. uint64 keys are random, so filters that take 64-bit hashes get them directly;\n")
