@@ -39,20 +39,22 @@ var _ bloomery.Adder = (*Filter)(nil)
 // modulo on the path. The word comes from the top bits of g_i, the bit
 // from its bottom six; the step's top bits, which move the word, are the
 // bottom half of h, independent of the top bits that place the first
-// word (layout 1 took d from a full-avalanche remix of h, Mix64, twelve
-// instructions and two dependent multiplies more per key; layout 2 made
-// present-key queries at 10^7 and 10^8 16-32 byte keys about 1.15x
-// faster, see docs/benchmarks.md). In layout 2 a key's k bits are always
-// k distinct bits (k <= 64): two of its probes in one word differ by
-// (i-j)*d mod 64, nonzero since d is odd. The residual weakness of any
-// double hashing, keys whose step d/2^64 lies within about 1/m of a
-// fraction a/q with small q, there makes probes share words, not bits; in
-// layout 1 such keys' probes revisit fewer than k bits, with probability
-// O(k/m) per key (TestStandardProbesDistinct: on a 2^20-bit filter, 1 key
-// in 10^6 has a repeated probe in layout 1, where k independent probes
-// would give 20; none in layout 2). The FPR tests measure
-// (1 - e^(-kn/m))^k within a few percent at m from 2*10^4 to 1.6*10^7
-// bits.
+// word. Layout 1 took d from a full-avalanche remix of h (Mix64): twelve
+// instructions and two dependent multiplies more per key. With 16-32 byte
+// keys, layout 2's queries ran 1.12-1.19x faster on present keys and
+// 1.08-1.14x on absent ones at 10^7 and 10^8 keys, in alternated
+// same-process runs against bits-and-blooms (docs/benchmarks.md).
+//
+// In layout 2 a key's k bits are always k distinct bits (k <= 64): two
+// of its probes in one word differ by (i-j)*d mod 64, nonzero since d is
+// odd. The residual weakness of any double hashing, keys whose step
+// d/2^64 lies within about 1/m of a fraction a/q with small q, there
+// makes probes share words, not bits; in layout 1 such keys' probes
+// revisit fewer than k bits, with probability O(k/m) per key
+// (TestStandardProbesDistinct: on a 2^20-bit filter, 1 key in 10^6 has a
+// repeated probe in layout 1, where k independent probes would give 20;
+// none in layout 2). The FPR tests measure (1 - e^(-kn/m))^k within a few
+// percent at m from 2*10^4 to 1.6*10^7 bits.
 //
 // # Word and bit
 //
