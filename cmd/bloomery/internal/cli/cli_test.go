@@ -467,6 +467,40 @@ func TestMerge(t *testing.T) {
 	}
 }
 
+// A standard filter written before layout 2 (bloom's golden layout 1
+// file) and one built now from the same keys and parameters set different
+// bits: merge refuses, names the layouts and says what to do, and writes
+// nothing.
+func TestMergeLayouts(t *testing.T) {
+	requireKinds(t, bloomery.KindBloom)
+	dir := t.TempDir()
+	old, err := os.ReadFile("../../../../bloom/testdata/golden/v1/bloom.blmy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1 := filepath.Join(dir, "layout1.blmy")
+	if err := os.WriteFile(f1, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var keys strings.Builder
+	for i := range 500 {
+		fmt.Fprintf(&keys, "golden-key-%04d\n", i)
+	}
+	f2 := filepath.Join(dir, "layout2.blmy")
+	mustRun(t, keys.String(), "build", "--kind", "bloom", "-n", "500", "-p", "0.01", "-o", f2)
+	if maybe, no := parseCountLine(t, mustRun(t, keys.String(), "query", "--count", f1).stdout); maybe != 500 || no != 0 {
+		t.Fatalf("layout 1 file: maybe=%d no=%d", maybe, no)
+	}
+	before := listDir(t, dir)
+	r := run(t, "", "merge", "-o", filepath.Join(dir, "out.blmy"), f1, f2)
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "layout version differs (") || !strings.Contains(r.stderr, "rebuild") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if got := listDir(t, dir); strings.Join(got, ",") != strings.Join(before, ",") {
+		t.Errorf("directory changed: %v -> %v", before, got)
+	}
+}
+
 func TestAtomicWriteFailure(t *testing.T) {
 	requireKinds(t, bloomery.KindBloom)
 	dir := t.TempDir()

@@ -103,7 +103,10 @@ func sameEnvelope(pa string, a container.Header, pb string, b container.Header) 
 	case a.Kind != b.Kind:
 		return mismatch("kind", a.Kind, b.Kind)
 	case a.Layout != b.Layout:
-		return mismatch("layout version", a.Layout, b.Layout)
+		// The same key sets different bits in each layout, so no merge can
+		// be right; the older file has to be rebuilt from its keys.
+		return fmt.Errorf("%w; rebuild the file of the older layout from its keys with this version of bloomery build",
+			mismatch("layout version", a.Layout, b.Layout))
 	case a.Hash != b.Hash:
 		return mismatch("hash algorithm", a.Hash, b.Hash)
 	case a.Seed != b.Seed && a.Hash == hashing.AlgSipHash:
