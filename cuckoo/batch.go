@@ -222,3 +222,75 @@ func (f *Filter) prefetch(offs []uint64) {
 //
 //go:noinline
 func consume(byte) {}
+
+// ContainsBatch sets out[i] = ContainsHash(hashes[i]) for every i. It
+// panics if len(out) < len(hashes). It does not allocate.
+//
+// On tables of pipelineMinBytes (4 MiB) and more it is software
+// pipelined: it locates both buckets of the keys two groups (32 keys)
+// ahead, 16 at a time, and prefetches their lines (both lines of a bucket
+// that straddles two), then checks the current 16 with no branch on the
+// data: both buckets are read and matched, where ContainsHash stops at a
+// hit in the first. A loop of ContainsHash calls overlaps the misses of
+// consecutive keys only as far as the reorder window reaches, and its
+// early exit mispredicts on a mix of present and absent keys. Smaller
+// tables, in the cache, take the plain loop.
+func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
+	out = out[:len(hashes)]
+	n := len(hashes)
+	if len(f.data) < pipelineMinBytes || n <= batchGroup {
+		for i, h := range hashes {
+			out[i] = f.ContainsHash(h)
+		}
+		return
+	}
+	var q queryRing
+	q.locate(f, hashes, 0)
+	q.locate(f, hashes, batchGroup)
+	v := f.victim
+	for s := 0; s < n; s += batchGroup {
+		q.locate(f, hashes, s+2*batchGroup)
+		for k := s; k < min(n, s+batchGroup); k++ {
+			r := k & (queryRingLen - 1)
+			i1, i2, tag := q.i1[r], q.i2[r], q.tag[r]
+			hit := f.match(f.bucket(i1), tag) | f.match(f.bucket(i2), tag)
+			if v.used && v.tag == tag && (v.index == i1 || v.index == i2) {
+				hit = 1 // the victim slot, as ContainsHash checks it
+			}
+			out[k] = hit != 0
+		}
+	}
+}
+
+// queryRingLen is the length of ContainsBatch's rings: the 3 groups
+// between a key's location and its check, rounded up to a power of two.
+const queryRingLen = 4 * batchGroup
+
+// queryRing holds the located keys of ContainsBatch between the two
+// stages, and the offsets a stage prefetches.
+type queryRing struct {
+	i1, i2, tag [queryRingLen]uint64
+	offs        [4 * batchGroup]uint64
+}
+
+// locate computes both buckets and the fingerprint of
+// hashes[s:s+batchGroup] (those that exist) and requests the lines the
+// checks will read: the 8 bytes from each bucket's first byte, which
+// cross into the next line for 7 byte offsets in 64.
+func (q *queryRing) locate(f *Filter, hashes []uint64, s int) {
+	e := min(len(hashes), s+batchGroup)
+	if s >= e {
+		return
+	}
+	c := 0
+	for k := s; k < e; k++ {
+		i1, tag := f.locate(hashes[k])
+		i2 := f.alt(i1, tag)
+		r := k & (queryRingLen - 1)
+		q.i1[r], q.i2[r], q.tag[r] = i1, i2, tag
+		o1, o2 := i1*f.bucketBits>>3, i2*f.bucketBits>>3
+		q.offs[c], q.offs[c+1], q.offs[c+2], q.offs[c+3] = o1, o1+7, o2, o2+7
+		c += 4
+	}
+	f.prefetch(q.offs[:c])
+}

@@ -485,18 +485,57 @@ func TestZeroAllocs(t *testing.T) {
 	})
 }
 
+// TestContainsBatch checks ContainsBatch against ContainsHash, with the
+// pipeline forced on (pipelineMinBytes = 0) and at its default (small
+// tables take the plain loop), at lengths around the group and ring
+// sizes, on a half-full table and on one filled until an insert failed,
+// so that the victim slot is in use and its fingerprint must be found.
 func TestContainsBatch(t *testing.T) {
-	f := mustNew(t, Params{Capacity: 5000, FingerprintBits: 8})
-	hs := filtertest.Hashes(5000, 31)
-	for _, h := range hs[:2500] {
-		f.AddHash(h)
-	}
-	out := make([]bool, len(hs))
-	f.ContainsBatch(hs, out)
-	for i, h := range hs {
-		if out[i] != f.ContainsHash(h) {
-			t.Fatalf("batch[%d] = %v, single %v", i, out[i], !out[i])
-		}
+	for _, mb := range []int{0, pipelineMinBytes} {
+		t.Run(fmt.Sprintf("pipelineMinBytes=%d", mb), func(t *testing.T) {
+			defer func(old int) { pipelineMinBytes = old }(pipelineMinBytes)
+			pipelineMinBytes = mb
+			half := mustNew(t, Params{Capacity: 5000, FingerprintBits: 8})
+			hs := filtertest.Hashes(10000, 31)
+			for _, h := range hs[:2500] {
+				half.AddHash(h)
+			}
+			full := mustNew(t, Params{Capacity: 2000, FingerprintBits: 8})
+			stored := 0
+			for _, h := range hs {
+				if full.InsertHash(h) != nil {
+					break
+				}
+				stored++
+			}
+			if !full.victim.used {
+				t.Fatal("the victim slot is not in use")
+			}
+			for _, f := range []*Filter{half, full} {
+				out := make([]bool, len(hs)+1)
+				for _, l := range []int{0, 1, 15, 16, 17, 32, 47, 48, 49, 63, 64, 65, 100, len(hs)} {
+					for i := range out {
+						out[i] = i%2 == 0 // garbage the call must overwrite
+					}
+					f.ContainsBatch(hs[:l], out)
+					for i, h := range hs[:l] {
+						if out[i] != f.ContainsHash(h) {
+							t.Fatalf("len %d: batch[%d] = %v, ContainsHash %v", l, i, out[i], !out[i])
+						}
+					}
+					if out[l] != (l%2 == 0) {
+						t.Fatal("ContainsBatch wrote past len(hashes)")
+					}
+				}
+			}
+			out := make([]bool, stored)
+			full.ContainsBatch(hs[:stored], out)
+			for i, ok := range out {
+				if !ok {
+					t.Fatalf("false negative for stored key %d", i)
+				}
+			}
+		})
 	}
 }
 
