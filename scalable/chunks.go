@@ -24,9 +24,10 @@ type Shape struct {
 	Bits uint64
 	// HashFuncs is the link's probe count.
 	HashFuncs int
-	// Layout is the link's probe derivation, bloom.Layout1 or
+	// Layout is a standard link's probe derivation, bloom.Layout1 or
 	// bloom.Layout2 (bloom.Filter.Layout): links added since layout 2 are
-	// layout 2, those of a chain persisted before keep layout 1.
+	// layout 2, those of a chain persisted before keep layout 1. Shapes
+	// leaves it 0 for blocked links, which have no raw form here.
 	Layout uint8
 }
 
