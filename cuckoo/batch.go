@@ -254,7 +254,7 @@ func (f *Filter) ContainsBatch(hashes []uint64, out []bool) {
 			r := k & (queryRingLen - 1)
 			i1, i2, tag := q.i1[r], q.i2[r], q.tag[r]
 			hit := f.match(f.bucket(i1), tag) | f.match(f.bucket(i2), tag)
-			if v.used && v.tag == tag && (v.index == i1 || v.index == i2) {
+			if v.holds(tag, i1, i2) {
 				hit = 1 // the victim slot, as ContainsHash checks it
 			}
 			out[k] = hit != 0

@@ -263,6 +263,12 @@ type victim struct {
 	index uint64
 }
 
+// holds reports whether the victim slot holds fingerprint tag of a key
+// whose buckets are i1 and i2: the third place every lookup checks.
+func (v victim) holds(tag, i1, i2 uint64) bool {
+	return v.used && v.tag == tag && (v.index == i1 || v.index == i2)
+}
+
 // Filter is a cuckoo filter. The zero value is not usable; call New.
 type Filter struct {
 	// data is the packed table followed by padding zero bytes.
@@ -538,7 +544,7 @@ func (f *Filter) ContainsHash(h uint64) bool {
 	if f.match(f.bucket(i2), tag) != 0 {
 		return true
 	}
-	return f.victim.used && f.victim.tag == tag && (f.victim.index == i1 || f.victim.index == i2)
+	return f.victim.holds(tag, i1, i2)
 }
 
 // Contains reports whether key may be in the filter.
@@ -559,7 +565,7 @@ func (f *Filter) CountHash(h uint64) int {
 	if i2 != i1 {
 		n += f.countIn(i2, tag)
 	}
-	if f.victim.used && f.victim.tag == tag && (f.victim.index == i1 || f.victim.index == i2) {
+	if f.victim.holds(tag, i1, i2) {
 		n++
 	}
 	return n
@@ -778,7 +784,7 @@ func (f *Filter) rand() uint64 {
 func (f *Filter) DeleteHash(h uint64) bool {
 	i1, tag := f.locate(h)
 	i2 := f.alt(i1, tag)
-	if f.victim.used && f.victim.tag == tag && (f.victim.index == i1 || f.victim.index == i2) {
+	if f.victim.holds(tag, i1, i2) {
 		f.victim = victim{}
 		f.count--
 		return true
