@@ -76,11 +76,11 @@ func (f *Filter) AddHashBatch(hashes []uint64, out []bool) int {
 // prefetches do not read it after they are issued.
 func (f *Filter) prefetchGroup(hashes []uint64, offs *[filterGroup * addBatchMaxK]uint64) int {
 	n := min(len(hashes), filterGroup)
-	k := f.k
+	k, l := f.k, f.layout
 	w := uint64(len(f.words))
 	c := 0
 	for _, h := range hashes[:n] {
-		d := step(h, f.layout)
+		d := step(h, l)
 		for range k {
 			hi, _ := bits.Mul64(h, w)
 			offs[c&(len(offs)-1)] = hi

@@ -149,7 +149,7 @@ func (f *Filter) locatePairs(p *batchPlan, hashes []uint64, c int) {
 // other probes of the rest.
 func (f *Filter) testPairs(p *batchPlan, hashes []uint64, out []bool, c int) {
 	lo, hi := chunkOf(c, len(hashes))
-	w := uint64(len(f.words))
+	w, l := uint64(len(f.words)), f.layout
 	words := f.words
 	ring := &p.pairs[c%pairRing]
 	surv := &p.surv[c%survRing]
@@ -165,7 +165,7 @@ func (f *Filter) testPairs(p *batchPlan, hashes []uint64, out []bool, c int) {
 		n++
 		g := hashes[lo+j] + 2*fp.d
 		for range f.k - 2 {
-			x, b := probeAt(g, w, f.layout)
+			x, b := probeAt(g, w, l)
 			pw[r], pb[r] = x, uint8(b)
 			r++
 			g += fp.d

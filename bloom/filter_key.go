@@ -32,28 +32,26 @@ const (
 const pairMaxBytes = 4 << 20
 
 // setProbes sets f's probes and hprobes from its hasher, array, k and
-// layout: every constructor calls it once the Filter holds them. The
-// assembly probes are layout 2's; a layout 1 filter (decoded from an older
-// file) takes the Go path, which serves both.
+// layout: every constructor calls it once the Filter holds them.
 func (f *Filter) setProbes() {
-	f.probes = probesFor(f.hasher, uint64(len(f.words)), f.k)
-	f.hprobes = hashProbesFor(uint64(len(f.words)), f.k)
-	if f.layout != Layout2 {
-		f.probes, f.hprobes = probesGo, probesGo
-	}
+	f.probes = probesFor(f.hasher, f.layout, uint64(len(f.words)), f.k)
+	f.hprobes = hashProbesFor(f.layout, uint64(len(f.words)), f.k)
 }
 
 // probesFor returns the probes routine of containsKey for a Filter of the
-// given number of words and probes hashing with h: probesGo unless h is
-// XXH3 (the hash the assembly computes) and the CPU has MULX (BMI2),
-// which the assembly probes use.
-func probesFor(h hashing.Hasher, words uint64, k int) uint8 {
-	return routineFor(h.Alg() == hashing.AlgXXH3, words, k)
+// given layout, number of words and probes hashing with h: probesGo
+// unless h is XXH3 (the hash the assembly computes), the layout is 2 (the
+// assembly probes are layout 2's; the Go path serves both) and the CPU
+// has MULX (BMI2), which the assembly probes use.
+func probesFor(h hashing.Hasher, layout uint8, words uint64, k int) uint8 {
+	return routineFor(h.Alg() == hashing.AlgXXH3 && layout == Layout2, words, k)
 }
 
 // hashProbesFor returns the probes routine of containsHash, which takes
-// a hash of any hasher: probesGo only without MULX.
-func hashProbesFor(words uint64, k int) uint8 { return routineFor(true, words, k) }
+// a hash of any hasher: probesGo only for layout 1 or without MULX.
+func hashProbesFor(layout uint8, words uint64, k int) uint8 {
+	return routineFor(layout == Layout2, words, k)
+}
 
 // routineFor is the routine for k probes over the given number of words,
 // probesGo when asm is false (the assembly cannot serve the filter) or

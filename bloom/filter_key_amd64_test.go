@@ -68,7 +68,7 @@ func TestProbesFor(t *testing.T) {
 		{x, pairMaxBytes/8 + 1, 17, probesLoop},
 		{hashing.SipHashKeys(1, 2), 1 << 20, 7, probesGo},
 	} {
-		if got := probesFor(c.h, c.words, c.k); got != c.want {
+		if got := probesFor(c.h, Layout2, c.words, c.k); got != c.want {
 			t.Errorf("probesFor(%v, %d words, k=%d) = %d, want %d", c.h, c.words, c.k, got, c.want)
 		}
 	}
@@ -84,7 +84,7 @@ func TestProbesFor(t *testing.T) {
 		{pairMaxBytes/8 + 1, 17, probesLoop},
 		{1 << 20, 0, probesRun0},
 	} {
-		if got := hashProbesFor(c.words, c.k); got != c.want {
+		if got := hashProbesFor(Layout2, c.words, c.k); got != c.want {
 			t.Errorf("hashProbesFor(%d words, k=%d) = %d, want %d", c.words, c.k, got, c.want)
 		}
 	}

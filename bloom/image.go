@@ -61,7 +61,7 @@ func NewFromImage(img Image) (*Filter, error) {
 	switch {
 	case n == 0 || n*8 > MaxBytes:
 		return nil, fmt.Errorf("%s: %d words is not a positive size within %d bytes: %w", ctx, n, uint64(MaxBytes), bloomery.ErrInvalidParams)
-	case img.Layout != Layout1 && img.Layout != Layout2:
+	case !layoutOK(bloomery.KindBloom, img.Layout):
 		return nil, fmt.Errorf("%s: layout %d is not %d or %d: %w", ctx, img.Layout, Layout1, Layout2, bloomery.ErrInvalidParams)
 	case img.K < 1 || img.K > MaxHashFuncs:
 		return nil, fmt.Errorf("%s: k=%d outside [1, %d]: %w", ctx, img.K, MaxHashFuncs, bloomery.ErrInvalidParams)
