@@ -42,9 +42,9 @@ func TestContainsBatchNoOverRead(t *testing.T) {
 				t.Fatalf("len %d: out[%d] differs from ContainsHash", l, i)
 			}
 		}
-		if haveProbeAsm {
+		for _, loop := range batchLoops() {
 			for _, ahead := range []int{1, 32, 1000} {
-				containsBatchAsm(unsafe.Pointer(&f.words[0]), f.blocks, &hs[0], &out[0], l, f.k, ahead)
+				loop.fn(unsafe.Pointer(&f.words[0]), f.blocks, &hs[0], &out[0], l, f.k, ahead)
 			}
 		}
 	}

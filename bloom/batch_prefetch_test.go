@@ -7,7 +7,26 @@ import (
 	"github.com/bloomery/bloomery/internal/filtertest"
 )
 
-// TestContainsBatchAsm checks the assembly batch loop directly against
+// batchLoops are the assembly batch loops this CPU can run.
+func batchLoops() []struct {
+	name string
+	fn   func(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)
+} {
+	type loop = struct {
+		name string
+		fn   func(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)
+	}
+	var ls []loop
+	if haveProbeAsm {
+		ls = append(ls, loop{"scalar", containsBatchAsm})
+	}
+	if haveAVX512 {
+		ls = append(ls, loop{"avx512", containsBatchAVX512})
+	}
+	return ls
+}
+
+// TestContainsBatchAsm checks each assembly batch loop directly against
 // ContainsHash for every k it takes (1-7), at prefetch distances below,
 // at and above the batch length (so the warm-up, the prefetching part and
 // the tail without prefetches each run alone and together), on members
@@ -16,6 +35,15 @@ func TestContainsBatchAsm(t *testing.T) {
 	if !haveProbeAsm {
 		t.Skip("no assembly batch loop on this platform or CPU")
 	}
+	if !haveAVX512 {
+		t.Log("AVX-512 unavailable (CPU, or GODEBUG=cpu.avx512f=off): only the scalar loop is tested")
+	}
+	for _, loop := range batchLoops() {
+		t.Run(loop.name, func(t *testing.T) { testBatchLoop(t, loop.fn) })
+	}
+}
+
+func testBatchLoop(t *testing.T, loop func(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)) {
 	const n = 3000
 	hs := filtertest.Hashes(n, 5)
 	probes := append(filtertest.Hashes(2000, 6), hs[:2000]...)
@@ -46,7 +74,7 @@ func TestContainsBatchAsm(t *testing.T) {
 				for start := 0; start+l <= len(probes); start += max(l, 997) {
 					clear(out)
 					out[l] = true
-					containsBatchAsm(unsafe.Pointer(&f.words[0]), f.blocks, &probes[start], &out[0], l, k, ahead)
+					loop(unsafe.Pointer(&f.words[0]), f.blocks, &probes[start], &out[0], l, k, ahead)
 					for i := range l {
 						if out[i] != want[start+i] {
 							t.Fatalf("k=%d len %d ahead %d at %d: out[%d] = %v, ContainsHash %v", k, l, ahead, start, i, out[i], want[start+i])

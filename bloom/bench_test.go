@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/bloomery/bloomery/internal/filtertest"
 )
@@ -171,6 +172,43 @@ func BenchmarkContainsBatch(b *testing.B) {
 			for b.Loop() {
 				f.ContainsBatch(hs, out)
 				keys += len(hs)
+			}
+			reportPerKey(b, keys)
+		})
+	}
+}
+
+// BenchmarkContainsBatchLoops times ContainsBatch's assembly loops that
+// this CPU runs (scalar, avx512) and the Go pipeline on absent keys in
+// chunks of 1024, as a caller batching requests would pass them:
+//
+//	BLOOMERY_BENCH_N=100000000 go test -run x -bench ContainsBatchLoops -count 5 ./bloom
+func BenchmarkContainsBatchLoops(b *testing.B) {
+	n, filters := filtersFor(b)
+	f := filters["blocked"].(*Blocked)
+	hs := filtertest.Hashes(probeRing, 2)
+	out := make([]bool, 1024)
+	loops := []struct {
+		name string
+		fn   func([]uint64)
+	}{{"go", func(h []uint64) { f.containsBatchGo(h, out[:len(h)]) }}}
+	for _, l := range batchLoops() {
+		loops = append(loops, struct {
+			name string
+			fn   func([]uint64)
+		}{l.name, func(h []uint64) {
+			l.fn(unsafe.Pointer(&f.words[0]), f.blocks, &h[0], &out[0], len(h), f.k, asmBatchAhead)
+		}})
+	}
+	for _, l := range loops {
+		b.Run(fmt.Sprintf("%s/n=%d", l.name, n), func(b *testing.B) {
+			keys, j := 0, 0
+			for b.Loop() {
+				l.fn(hs[j : j+len(out)])
+				keys += len(out)
+				if j += len(out); j == len(hs) {
+					j = 0
+				}
 			}
 			reportPerKey(b, keys)
 		})
