@@ -9,5 +9,8 @@ func Index8(base *uint8, idx *uint64, n int)   {}
 func Index16(base *uint16, idx *uint64, n int) {}
 func Index64(base *uint64, idx *uint64, n int) {}
 
+func Index8L2(base *uint8, idx *uint64, n int)   {}
+func Index16L2(base *uint16, idx *uint64, n int) {}
+
 // Enabled reports whether the Index functions issue real prefetches.
 const Enabled = false
