@@ -47,9 +47,9 @@ const asmBatchAhead = 64
 // of a dependent miss per key. On amd64 with BMI1 and BMI2, outside the
 // concurrent mode and for k <= 7, one assembly loop does it key by key:
 // prefetch the line of key i+64 (asmBatchAhead), check key i; with
-// AVX-512 the check tests the k probes in one 512-bit register
-// (containsBatchAVX512, about twice as fast), else one by one
-// (containsBatchAsm). Otherwise the Go pipeline below computes the block
+// AVX-512 the check tests the k probes in one 512-bit register and the
+// prefetches go to L2 (containsBatchAVX512, about twice as fast), else
+// the probes are tested one by one (containsBatchAsm). Otherwise the Go pipeline below computes the block
 // addresses 16 at a time, prefetches them (PREFETCHT0 on amd64, plain
 // loads elsewhere) and probes the current 16. It does not allocate.
 func (f *Blocked) ContainsBatch(hashes []uint64, out []bool) {

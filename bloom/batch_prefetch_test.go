@@ -7,21 +7,23 @@ import (
 	"github.com/bloomery/bloomery/internal/filtertest"
 )
 
-// batchLoops are the assembly batch loops this CPU can run.
-func batchLoops() []struct {
+// batchLoopFunc is the signature of the assembly batch loops.
+type batchLoopFunc func(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)
+
+// batchLoop names an assembly batch loop.
+type batchLoop struct {
 	name string
-	fn   func(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)
-} {
-	type loop = struct {
-		name string
-		fn   func(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)
-	}
-	var ls []loop
+	fn   batchLoopFunc
+}
+
+// batchLoops returns the assembly batch loops this CPU can run.
+func batchLoops() []batchLoop {
+	var ls []batchLoop
 	if haveProbeAsm {
-		ls = append(ls, loop{"scalar", containsBatchAsm})
+		ls = append(ls, batchLoop{"scalar", containsBatchAsm})
 	}
 	if haveAVX512 {
-		ls = append(ls, loop{"avx512", containsBatchAVX512})
+		ls = append(ls, batchLoop{"avx512", containsBatchAVX512})
 	}
 	return ls
 }
@@ -43,7 +45,7 @@ func TestContainsBatchAsm(t *testing.T) {
 	}
 }
 
-func testBatchLoop(t *testing.T, loop func(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)) {
+func testBatchLoop(t *testing.T, loop batchLoopFunc) {
 	const n = 3000
 	hs := filtertest.Hashes(n, 5)
 	probes := append(filtertest.Hashes(2000, 6), hs[:2000]...)

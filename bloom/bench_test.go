@@ -188,23 +188,14 @@ func BenchmarkContainsBatchLoops(b *testing.B) {
 	f := filters["blocked"].(*Blocked)
 	hs := filtertest.Hashes(probeRing, 2)
 	out := make([]bool, 1024)
-	loops := []struct {
-		name string
-		fn   func([]uint64)
-	}{{"go", func(h []uint64) { f.containsBatchGo(h, out[:len(h)]) }}}
-	for _, l := range batchLoops() {
-		loops = append(loops, struct {
-			name string
-			fn   func([]uint64)
-		}{l.name, func(h []uint64) {
-			l.fn(unsafe.Pointer(&f.words[0]), f.blocks, &h[0], &out[0], len(h), f.k, asmBatchAhead)
-		}})
-	}
+	loops := append([]batchLoop{{"go", func(_ unsafe.Pointer, _ uint64, h *uint64, o *bool, n, _, _ int) {
+		f.containsBatchGo(unsafe.Slice(h, n), unsafe.Slice(o, n))
+	}}}, batchLoops()...)
 	for _, l := range loops {
 		b.Run(fmt.Sprintf("%s/n=%d", l.name, n), func(b *testing.B) {
 			keys, j := 0, 0
 			for b.Loop() {
-				l.fn(hs[j : j+len(out)])
+				l.fn(unsafe.Pointer(&f.words[0]), f.blocks, &hs[j], &out[0], len(out), f.k, asmBatchAhead)
 				keys += len(out)
 				if j += len(out); j == len(hs) {
 					j = 0
