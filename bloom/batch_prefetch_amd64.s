@@ -13,6 +13,25 @@
 	SHRXQ R11, (R10)(CX*8), CX; \
 	ANDQ CX, R12
 
+// WARMUP prefetches, with the instruction prefetch, the lines of the
+// first min(ahead, n) keys: for j < that, block Reduce(hashes[j], blocks)
+// of the array at DI (DX blocks, BX hashes, R8 ahead); it clobbers R9,
+// R11, R12 and CX, and leaves at label done.
+#define WARMUP(prefetch, warm, done) \
+	MOVQ n+32(FP), R12; \
+	CMPQ R8, R12; \
+	CMOVQLT R8, R12; \
+	XORQ R9, R9; \
+	TESTQ R12, R12; \
+	JLE done; \
+warm: \
+	MULXQ (BX)(R9*8), CX, R11; \
+	SHLQ $6, R11; \
+	prefetch (DI)(R11*1); \
+	INCQ R9; \
+	CMPQ R9, R12; \
+	JLT warm
+
 // func containsBatchAsm(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)
 //
 // For j < n: out[j] = whether all k probe bits of hashes[j] are set in
@@ -33,20 +52,7 @@ TEXT ·containsBatchAsm(SB), NOSPLIT, $0-56
 	MOVQ out+24(FP), SI
 	MOVQ ahead+48(FP), R8
 	MOVQ $0x0306, R13
-	MOVQ n+32(FP), R12
-	CMPQ R8, R12
-	CMOVQLT R8, R12
-	XORQ R9, R9
-	TESTQ R12, R12
-	JLE warmdone
-
-warm:
-	MULXQ (BX)(R9*8), CX, R11
-	SHLQ $6, R11
-	PREFETCHT0 (DI)(R11*1)
-	INCQ R9
-	CMPQ R9, R12
-	JLT warm
+	WARMUP(PREFETCHT0, warm, warmdone)
 
 warmdone:
 	MOVQ n+32(FP), CX
@@ -175,20 +181,7 @@ TEXT ·containsBatchAVX512(SB), NOSPLIT, $0-56
 	KMOVW AX, K1
 	MOVQ $0xff51afd7ed558ccd, R14
 	MOVQ $0xc4ceb9fe1a85ec53, R15
-	MOVQ n+32(FP), R12
-	CMPQ R8, R12
-	CMOVQLT R8, R12
-	XORQ R9, R9
-	TESTQ R12, R12
-	JLE zwarmdone
-
-zwarm:
-	MULXQ (BX)(R9*8), CX, R11
-	SHLQ $6, R11
-	PREFETCHT1 (DI)(R11*1)
-	INCQ R9
-	CMPQ R9, R12
-	JLT zwarm
+	WARMUP(PREFETCHT1, zwarm, zwarmdone)
 
 zwarmdone:
 	MOVQ n+32(FP), R13
