@@ -12,6 +12,9 @@
 // (ContainsBatch, AddBatch) and a lock-free concurrent mode
 // (Params.Concurrent). Size it with NewBlockedForCapacity, which accounts
 // for its FPR penalty (about 9.9 bits/key and k=6 for 1%, against 9.6 and k=7 standard).
+// On amd64 its ContainsBatch checks each key's probes in one AVX-512
+// register where the CPU has AVX-512 (GODEBUG=cpu.avx512f=off opts out),
+// about twice as fast as the scalar loop otherwise used.
 // The standard filter has batch methods too (ContainsBatch, AddHashBatch):
 // AddHashBatch prefetches on arrays of 8 MiB or more, where its k
 // scattered misses per key dominate; ContainsBatch pipelines from 64 MiB,
