@@ -32,6 +32,34 @@ warm: \
 	CMPQ R9, R12; \
 	JLT warm
 
+// KEYHEAD starts key j (R9) of a batch loop: unless j >= limit (no key
+// j+ahead), it prefetches, with the instruction prefetch, the line of key
+// j+ahead (R8 = &hashes[ahead]); then it leaves in R10 the byte offset of
+// key j's line in the array at DI (Reduce(h, blocks)*64, DX blocks) and
+// in AX x = Mix64(h), multiplying by R14 and R15 (Mix64's constants).
+// skip is its label; it clobbers CX and R11.
+#define KEYHEAD(prefetch, limit, skip) \
+	CMPQ R9, limit; \
+	JGE skip; \
+	MULXQ (R8)(R9*8), CX, R11; \
+	SHLQ $6, R11; \
+	prefetch (DI)(R11*1); \
+skip: \
+	MOVQ (BX)(R9*8), AX; \
+	MULXQ AX, CX, R10; \
+	SHLQ $6, R10; \
+	MOVQ AX, CX; \
+	SHRQ $33, CX; \
+	XORQ CX, AX; \
+	IMULQ R14, AX; \
+	MOVQ AX, CX; \
+	SHRQ $33, CX; \
+	XORQ CX, AX; \
+	IMULQ R15, AX; \
+	MOVQ AX, CX; \
+	SHRQ $33, CX; \
+	XORQ CX, AX
+
 // func containsBatchAsm(base unsafe.Pointer, blocks uint64, hashes *uint64, out *bool, n int, k int, ahead int)
 //
 // For j < n: out[j] = whether all k probe bits of hashes[j] are set in
@@ -43,8 +71,9 @@ warm: \
 // (one MULX) rather than stored.
 // Registers: DI base, DX blocks (MULX's implicit operand), BX hashes,
 // SI out, R8 &hashes[ahead], R9 j, AX x, R10 line, R12 acc, R13 BEXTR
-// control, CX and R11 scratch. The argument slot of ahead is reused for
-// n-ahead, the first key with no key to prefetch ahead of it.
+// control, R14/R15 the Mix64 multipliers, CX and R11 scratch. The
+// argument slot of ahead is reused for n-ahead, the first key with no key
+// to prefetch ahead of it.
 TEXT ·containsBatchAsm(SB), NOSPLIT, $0-56
 	MOVQ base+0(FP), DI
 	MOVQ blocks+8(FP), DX
@@ -52,6 +81,8 @@ TEXT ·containsBatchAsm(SB), NOSPLIT, $0-56
 	MOVQ out+24(FP), SI
 	MOVQ ahead+48(FP), R8
 	MOVQ $0x0306, R13
+	MOVQ $0xff51afd7ed558ccd, R14
+	MOVQ $0xc4ceb9fe1a85ec53, R15
 	WARMUP(PREFETCHT0, warm, warmdone)
 
 warmdone:
@@ -64,30 +95,8 @@ warmdone:
 	JGE bdone
 
 bloop:
-	CMPQ R9, ahead+48(FP)
-	JGE noprefetch
-	MULXQ (R8)(R9*8), CX, R11
-	SHLQ $6, R11
-	PREFETCHT0 (DI)(R11*1)
-
-noprefetch:
-	MOVQ (BX)(R9*8), AX
-	MULXQ AX, CX, R10
-	SHLQ $6, R10
+	KEYHEAD(PREFETCHT0, ahead+48(FP), noprefetch)
 	ADDQ DI, R10
-	MOVQ AX, CX
-	SHRQ $33, CX
-	XORQ CX, AX
-	MOVQ $0xff51afd7ed558ccd, CX
-	IMULQ CX, AX
-	MOVQ AX, CX
-	SHRQ $33, CX
-	XORQ CX, AX
-	MOVQ $0xc4ceb9fe1a85ec53, CX
-	IMULQ CX, AX
-	MOVQ AX, CX
-	SHRQ $33, CX
-	XORQ CX, AX
 	BEXTRQ R13, AX, CX
 	SHRXQ AX, (R10)(CX*8), R12
 	MOVQ k+40(FP), CX
@@ -192,27 +201,7 @@ zwarmdone:
 	JGE zdone
 
 zloop:
-	CMPQ R9, R13
-	JGE znoprefetch
-	MULXQ (R8)(R9*8), CX, R11
-	SHLQ $6, R11
-	PREFETCHT1 (DI)(R11*1)
-
-znoprefetch:
-	MOVQ (BX)(R9*8), AX
-	MULXQ AX, CX, R10
-	SHLQ $6, R10
-	MOVQ AX, CX
-	SHRQ $33, CX
-	XORQ CX, AX
-	IMULQ R14, AX
-	MOVQ AX, CX
-	SHRQ $33, CX
-	XORQ CX, AX
-	IMULQ R15, AX
-	MOVQ AX, CX
-	SHRQ $33, CX
-	XORQ CX, AX
+	KEYHEAD(PREFETCHT1, R13, znoprefetch)
 	VPBROADCASTQ AX, Z1
 	VPSRLVQ Z30, Z1, Z1
 	VPSRLQ $6, Z1, Z2
