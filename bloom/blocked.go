@@ -228,8 +228,19 @@ func blockedAddKeyGo(f *Blocked, p *byte, n int) bool {
 	return f.AddHash(f.hasher.Sum64(unsafe.Slice(p, n)))
 }
 
-// AddHash inserts a key by its hash (computed with f.Hasher()).
-func (f *Blocked) AddHash(h uint64) bool {
+// AddHash inserts a key by its hash (computed with f.Hasher()) and
+// reports whether it was new (at least one of its bits was clear).
+//
+// On amd64 it is one assembly leaf function (blockedAddHash), Add's
+// probes without the hashing: eight instructions a probe with no branch,
+// where the Go code (addHashGo, the other platforms') compiles to about
+// eighteen. With a filter in L1/L2 it cut an add of random hashes from
+// 23-33 to 15-18 ns (blobloom's Add: 15-16), and benchreport's build at
+// 10^6 uint64 keys from 0.54x to 0.82x blobloom's.
+func (f *Blocked) AddHash(h uint64) bool { return blockedAddHash(f, h) }
+
+// addHashGo is AddHash in Go: the portable path.
+func (f *Blocked) addHashGo(h uint64) bool {
 	if f.concurrent {
 		return f.addAtomic(f.offset(h), h)
 	}

@@ -11,6 +11,12 @@ package bloom
 //go:noescape
 func blockedAddKey(f *Blocked, p *byte, n int) bool
 
+// blockedAddHash is (*Blocked).AddHash: blockedAddKey's probes, with
+// atomic bit sets in concurrent mode, in one leaf function.
+//
+//go:noescape
+func blockedAddHash(f *Blocked, h uint64) bool
+
 // blockedContainsKey is (*Blocked).Contains of the n bytes at p, as
 // blockedAddKey (concurrent mode included): the hash and the probes in
 // one leaf function, or blockedContainsKeyGo.

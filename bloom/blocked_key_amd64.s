@@ -170,13 +170,8 @@ bcSlow:
 
 // func blockedAddKey(f *Blocked, p *byte, n int) bool
 //
-// (*Blocked).Add of the n bytes at p: the XXH3 macro, then add's probes
-// without a branch on loaded data (BTS sets each bit and leaves its old
-// value in CF, which ADC counts), k = 7 as a straight sequence, other k
-// in a loop of words; then ones += k - already set and count += (that !=
-// 0), the answer. In concurrent mode each bit is set with LOCK BTSQ
-// instead (see baAtomic). Other hashers and key lengths go to
-// blockedAddKeyGo.
+// (*Blocked).Add of the n bytes at p: the XXH3 macro, then blockedSet.
+// Other hashers and key lengths go to blockedAddKeyGo.
 TEXT ·blockedAddKey(SB), NOSPLIT, $0-25
 	MOVQ f+0(FP), R12
 	CMPB Blocked_inline+inlineHash_XXH3(R12), $0
@@ -184,6 +179,31 @@ TEXT ·blockedAddKey(SB), NOSPLIT, $0-25
 	MOVQ p+8(FP), SI
 	MOVQ n+16(FP), CX
 	XXH3(baCold)
+	LEAQ ret+24(FP), R11
+	JMP  blockedSet<>(SB)
+baCold:
+	XXH3_COLD(baSlow)
+baSlow:
+	JMP ·blockedAddKeyGo(SB)
+
+// func blockedAddHash(f *Blocked, h uint64) bool
+//
+// (*Blocked).AddHash: blockedSet of h.
+TEXT ·blockedAddHash(SB), NOSPLIT, $0-17
+	MOVQ f+0(FP), R12
+	MOVQ h+8(FP), R13
+	LEAQ ret+16(FP), R11
+	JMP  blockedSet<>(SB)
+
+// blockedSet sets the probes of the hash in R13 in the Blocked at R12 and
+// writes the answer (whether a bit was clear) to the bool at R11: the
+// body of blockedAddKey and blockedAddHash, which jump to it with their
+// frame (so its RET returns to their caller). add's probes without a
+// branch on loaded data (BTS sets each bit and leaves its old value in
+// CF, which ADC counts), k = 7 as a straight sequence, other k in a loop
+// of words; then ones += k - already set and count += (that != 0). In
+// concurrent mode each bit is set with LOCK BTSQ instead (see baAtomic).
+TEXT blockedSet<>(SB), NOSPLIT|NOFRAME, $0
 	LINE
 	BMIX64(R13)
 	MOVQ Blocked_k(R12), R9
@@ -207,7 +227,7 @@ baDone:
 	TESTQ CX, CX
 	SETNE AX
 	ADDQ AX, Blocked_count(R12)
-	MOVB AX, ret+24(FP)
+	MOVB AX, (R11)
 	RET
 baGeneral:
 	// min(R9, 7) probes from DI, then from Remix(h, 1), Remix(h, 2), ...
@@ -262,12 +282,8 @@ baAtomicDone:
 	JEQ  baAtomicOld
 	LOCK
 	INCQ Blocked_count(R12)
-	MOVB $1, ret+24(FP)
+	MOVB $1, (R11)
 	RET
 baAtomicOld:
-	MOVB $0, ret+24(FP)
+	MOVB $0, (R11)
 	RET
-baCold:
-	XXH3_COLD(baSlow)
-baSlow:
-	JMP ·blockedAddKeyGo(SB)

@@ -21,8 +21,8 @@ func blockedKeyHashers() []hashing.Hasher {
 }
 
 // TestBlockedKeyPathsMatchHashPaths checks Blocked's Add, AddString,
-// Contains and ContainsString against AddHash and ContainsHash of
-// Hasher.Sum64 for every hasher kind, in plain and concurrent mode, with
+// AddHash (the amd64 assembly), Contains and ContainsString against the Go
+// add (addHashGo) and ContainsHash of Hasher.Sum64 for every hasher kind, in plain and concurrent mode, with
 // keys of every length from 0 to 256 (the amd64 assembly covers 4-128
 // with XXH3; the rest, and concurrent adds, take the Go path): the same
 // "was new" answers, bits, fill and count, and the same query answers on
@@ -66,12 +66,15 @@ func TestBlockedKeyPathsMatchHashPaths(t *testing.T) {
 				news := 0
 				for i, k := range keys {
 					var x bool
-					if i%2 == 0 {
+					switch i % 3 {
+					case 0:
 						x = a.Add(k)
-					} else {
+					case 1:
 						x = a.AddString(string(k))
+					default:
+						x = a.AddHash(h.Sum64(k))
 					}
-					if y := b.AddHash(h.Sum64(k)); x != y {
+					if y := b.addHashGo(h.Sum64(k)); x != y {
 						t.Fatalf("add %d (len %d): key path %v, hash path %v", i, len(k), x, y)
 					}
 					if x {
@@ -114,8 +117,8 @@ func TestBlockedKeyPathsMatchHashPaths(t *testing.T) {
 	}
 }
 
-// TestBlockedKeyPathsEveryK checks Add/AddString and Contains/
-// ContainsString against AddHash and ContainsHash for every probe count
+// TestBlockedKeyPathsEveryK checks Add/AddString/AddHash and Contains/
+// ContainsString against the Go add (addHashGo) and ContainsHash for every probe count
 // from 1 to MaxHashFuncs (the amd64 key paths test the first three probes
 // together for k >= 3, run k = 7 or the rest of a first word straight,
 // and loop over Remix words above 7), in plain and concurrent mode,
@@ -164,13 +167,16 @@ func TestBlockedKeyPathsEveryK(t *testing.T) {
 			news := 0
 			for i, key := range keys {
 				var x bool
-				if i%2 == 0 {
+				switch i % 3 {
+				case 0:
 					x = a.Add(key)
-				} else {
+				case 1:
 					x = a.AddString(string(key))
+				default:
+					x = a.AddHash(h.Sum64(key))
 				}
-				if y := b.AddHash(h.Sum64(key)); x != y {
-					t.Fatalf("k=%d concurrent=%v add %d (len %d): key path %v, AddHash %v", k, conc, i, len(key), x, y)
+				if y := b.addHashGo(h.Sum64(key)); x != y {
+					t.Fatalf("k=%d concurrent=%v add %d (len %d): key path %v, addHashGo %v", k, conc, i, len(key), x, y)
 				}
 				if x {
 					news++

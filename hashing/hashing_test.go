@@ -3,6 +3,7 @@ package hashing
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -245,4 +246,74 @@ func BenchmarkSum64Layer(b *testing.B) {
 		}
 	})
 	_ = sink
+}
+
+// TestSum64Batch checks Sum64Batch against Sum64 key by key, for every
+// algorithm, with keys of every length from 0 to 300 in one batch (so the
+// loop switches paths from key to key).
+func TestSum64Batch(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	buf := make([]byte, 301*300/2)
+	for i := range buf {
+		buf[i] = byte(r.Uint32())
+	}
+	var keys [][]byte
+	for n, at := 0, 0; n <= 300; n, at = n+1, at+n {
+		keys = append(keys, buf[at:at+n])
+	}
+	r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	for _, h := range []Hasher{XXH3(0), XXH3(r.Uint64()), XXH3(^uint64(0)), XXH64(0), XXH64(9), SipHashKeys(1, 2)} {
+		out := make([]uint64, len(keys)+1)
+		out[len(keys)] = 42
+		h.Sum64Batch(keys, out)
+		for i, k := range keys {
+			if out[i] != h.Sum64(k) {
+				t.Fatalf("%v, %d bytes: Sum64Batch %016x, Sum64 %016x", h, len(k), out[i], h.Sum64(k))
+			}
+		}
+		if out[len(keys)] != 42 {
+			t.Fatalf("%v: Sum64Batch wrote past len(keys)", h)
+		}
+		if n := testing.AllocsPerRun(10, func() { h.Sum64Batch(keys, out) }); n != 0 {
+			t.Fatalf("%v: Sum64Batch allocates %v times", h, n)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Sum64Batch with a short out did not panic")
+		}
+	}()
+	XXH3(0).Sum64Batch(keys, make([]uint64, len(keys)-1))
+}
+
+// BenchmarkSum64Batch compares Sum64Batch with a loop calling Sum64, on
+// 1024 keys of 16-32 bytes (and of 8 and 33-64 bytes), in cache.
+func BenchmarkSum64Batch(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, lens := range [][2]int{{16, 32}, {24, 24}, {8, 8}, {33, 64}} {
+		keys := make([][]byte, 1024)
+		for i := range keys {
+			keys[i] = make([]byte, lens[0]+r.IntN(lens[1]-lens[0]+1))
+			for j := range keys[i] {
+				keys[i][j] = byte(r.Uint32())
+			}
+		}
+		out := make([]uint64, len(keys))
+		h := XXH3(5)
+		name := fmt.Sprintf("len=%d-%d", lens[0], lens[1])
+		b.Run(name+"/Sum64", func(b *testing.B) {
+			for b.Loop() {
+				for i, k := range keys {
+					out[i] = h.Sum64(k)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/key")
+		})
+		b.Run(name+"/Sum64Batch", func(b *testing.B) {
+			for b.Loop() {
+				h.Sum64Batch(keys, out)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)), "ns/key")
+		})
+	}
 }
