@@ -140,12 +140,10 @@ func StringImpls() []Impl[[]byte] {
 			for _, k := range keys {
 				f.Add(k)
 			}
-			hs := make([]uint64, 1024)
+			hs, hasher := make([]uint64, 1024), f.Hasher()
 			batch := func(keys [][]byte, out []bool) {
 				h := hs[:len(keys)]
-				for i, k := range keys {
-					h[i] = xxh3.Hash(k)
-				}
+				hasher.Sum64Batch(keys, h)
 				f.ContainsBatch(h, out)
 			}
 			return Built[[]byte]{Count: func(ks [][]byte) int {

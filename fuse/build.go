@@ -94,9 +94,7 @@ func (b *Builder[T]) BuildKeys(keys [][]byte, p Params) (*Filter[T], error) {
 		return nil, fmt.Errorf("fuse: %d keys exceed MaxKeys: %w", len(keys), bloomery.ErrInvalidParams)
 	}
 	b.hashes = grow(b.hashes, len(keys))
-	for i, k := range keys {
-		b.hashes[i] = p.Hasher.Sum64(k)
-	}
+	p.Hasher.Sum64Batch(keys, b.hashes)
 	return b.Build(b.hashes, p)
 }
 

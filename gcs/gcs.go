@@ -230,10 +230,8 @@ func (b *Builder) BuildKeys(keys [][]byte, p Params) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.hashes = b.hashes[:0]
-	for _, k := range keys {
-		b.hashes = append(b.hashes, p.Hasher.Sum64(k))
-	}
+	b.hashes = slices.Grow(b.hashes[:0], len(keys))[:len(keys)]
+	p.Hasher.Sum64Batch(keys, b.hashes)
 	b.tmp = sortHashes(b.hashes, b.tmp)
 	b.hashes = slices.Compact(b.hashes)
 	return encode(b.hashes, P, M, p.Hasher)
@@ -537,9 +535,7 @@ func (f *Filter) MatchAny(keys [][]byte) bool {
 		return false
 	}
 	hs := make([]uint64, len(keys))
-	for i, k := range keys {
-		hs[i] = f.hasher.Sum64(k)
-	}
+	f.hasher.Sum64Batch(keys, hs)
 	slices.Sort(hs)
 	var c cursor
 	for _, h := range hs {

@@ -76,9 +76,7 @@ func (b *Builder) BuildKeys(keys [][]byte, p Params) (*Filter, error) {
 		return nil, fmt.Errorf("ribbon: build: %w", bloomery.ErrKeyRequired)
 	}
 	b.hashes = grow(b.hashes, len(keys))
-	for i, k := range keys {
-		b.hashes[i] = p.Hasher.Sum64(k)
-	}
+	p.Hasher.Sum64Batch(keys, b.hashes)
 	return b.Build(b.hashes, p)
 }
 

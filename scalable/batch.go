@@ -17,9 +17,7 @@ func (f *Filter) ContainsBatch(keys [][]byte, out []bool) {
 	var hs [batchLen]uint64
 	for len(keys) > 0 {
 		n := min(len(keys), batchLen)
-		for i := range n {
-			hs[i] = f.p.Hasher.Sum64(keys[i])
-		}
+		f.p.Hasher.Sum64Batch(keys[:n], hs[:n])
 		f.claimed(hs[:n], out[:n], 0, len(f.links))
 		keys, out = keys[n:], out[n:]
 	}
@@ -173,9 +171,7 @@ func (f *Filter) TryAddBatch(keys [][]byte, out []bool) (int, error) {
 	done := 0
 	for len(keys) > 0 {
 		n := min(len(keys), batchLen)
-		for i := range n {
-			hs[i] = f.p.Hasher.Sum64(keys[i])
-		}
+		f.p.Hasher.Sum64Batch(keys[:n], hs[:n])
 		for i := 0; i < n; {
 			i += f.AddHashBatch(hs[i:n], out[i:n])
 			if i == n {
@@ -205,9 +201,7 @@ func (f *Filter) AddBatch(keys [][]byte, out []bool) int {
 	added := 0
 	for len(keys) > 0 {
 		n := min(len(keys), batchLen)
-		for i := range n {
-			hs[i] = f.p.Hasher.Sum64(keys[i])
-		}
+		f.p.Hasher.Sum64Batch(keys[:n], hs[:n])
 		for i := 0; i < n; {
 			i += f.AddHashBatch(hs[i:n], out[i:n])
 			if i == n {

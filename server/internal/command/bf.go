@@ -265,9 +265,7 @@ func (x *Ctx) bfAddMany(b keyspace.Bloom, items [][]byte) bool {
 	hasher := b.Hasher()
 	for done < len(items) && errText == "" {
 		block := items[done:min(done+len(hs), len(items))]
-		for j, it := range block {
-			hs[j] = hasher.Sum64(it)
-		}
+		hasher.Sum64Batch(block, hs[:len(block)])
 		out := res[done : done+len(block)]
 		for j := 0; j < len(block); {
 			j += b.AddHashBatch(hs[j:len(block)], out[j:])

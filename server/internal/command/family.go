@@ -330,9 +330,7 @@ func famBuild(x *Ctx) bool {
 	var f bloomery.Filter
 	if fam.Build != nil {
 		hashes := make([]uint64, len(items))
-		for i, it := range items {
-			hashes[i] = h.Sum64(it)
-		}
+		h.Sum64Batch(items, hashes)
 		f, err = fam.Build(hashes, p, h)
 	} else {
 		var ad bloomery.Adder
