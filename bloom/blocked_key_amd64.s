@@ -91,6 +91,16 @@ GLOBL bconsts<>(SB), RODATA|NOPTR, $32
 	MOVQ R8, (SI)(AX*8); \
 	SHRQ $9, DI;
 
+// BSETX is BSET with the probe's word index taken by one BEXTR (BMI1;
+// control 0x0306, bits 6-8, in BX) instead of a move, a shift and a mask.
+#define BSETX \
+	BEXTRQ BX, DI, AX; \
+	MOVQ (SI)(AX*8), R8; \
+	BTSQ DI, R8; \
+	ADCQ $0, R10; \
+	MOVQ R8, (SI)(AX*8); \
+	SHRQ $9, DI;
+
 // func blockedContainsKey(f *Blocked, p *byte, n int) bool
 //
 // (*Blocked).Contains of the n bytes at p: the XXH3 macro, then
@@ -200,9 +210,10 @@ TEXT ·blockedAddHash(SB), NOSPLIT, $0-17
 // body of blockedAddKey and blockedAddHash, which jump to it with their
 // frame (so its RET returns to their caller). add's probes without a
 // branch on loaded data (BTS sets each bit and leaves its old value in
-// CF, which ADC counts), k = 7 as a straight sequence, other k in a loop
-// of words; then ones += k - already set and count += (that != 0). In
-// concurrent mode each bit is set with LOCK BTSQ instead (see baAtomic).
+// CF, which ADC counts): for k <= 7 on a CPU with BMI1 a straight run of
+// k BSETXs (six instructions a probe), else a loop of words of BSETs;
+// then ones += k - already set and count += (that != 0). In concurrent
+// mode each bit is set with LOCK BTSQ instead (see baAtomic).
 TEXT blockedSet<>(SB), NOSPLIT|NOFRAME, $0
 	LINE
 	BMIX64(R13)
@@ -211,15 +222,38 @@ TEXT blockedSet<>(SB), NOSPLIT|NOFRAME, $0
 	XORQ R10, R10
 	CMPB Blocked_concurrent(R12), $0
 	JNE  baAtomic
+	// k <= 7 with BMI1: a straight run of the last k of seven BSETXs.
 	CMPQ R9, $7
-	JNE  baGeneral
-	BSET
-	BSET
-	BSET
-	BSET
-	BSET
-	BSET
-	BSET
+	JA   baGeneral
+	CMPB ·haveProbeAsm(SB), $0
+	JEQ  baGeneral
+	MOVL $0x0306, BX
+	CMPQ R9, $6
+	JEQ  bx6
+	JA   bx7
+	CMPQ R9, $4
+	JEQ  bx4
+	JA   bx5
+	CMPQ R9, $2
+	JEQ  bx2
+	JA   bx3
+	CMPQ R9, $1
+	JNE  baDone
+	JMP  bx1
+bx7:
+	BSETX
+bx6:
+	BSETX
+bx5:
+	BSETX
+bx4:
+	BSETX
+bx3:
+	BSETX
+bx2:
+	BSETX
+bx1:
+	BSETX
 baDone:
 	SUBQ R10, CX
 	ADDQ CX, Blocked_ones(R12)

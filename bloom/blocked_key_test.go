@@ -125,7 +125,9 @@ func TestBlockedKeyPathsMatchHashPaths(t *testing.T) {
 // starting from bit arrays of density 7/8 so that absent keys stop at
 // every probe depth and adds answer both ways. Keys of 0 to 140 bytes, so
 // the Go path is compared too.
-func TestBlockedKeyPathsEveryK(t *testing.T) {
+func TestBlockedKeyPathsEveryK(t *testing.T) { checkBlockedKeyPathsEveryK(t) }
+
+func checkBlockedKeyPathsEveryK(t *testing.T) {
 	s := filtertest.SplitMix64(37)
 	keys := make([][]byte, 3000)
 	for i := range keys {
