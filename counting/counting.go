@@ -554,8 +554,10 @@ func (f *Filter) AddHash(h uint64) bool {
 // loaded value (was it zero? saturated?) resolves only when the
 // counter's line arrives and is mispredicted about half the time near
 // the design load, and every mispredict discarded the probes issued
-// after it: at 10^7 keys per-key adds took 1169 ns, nearly k dependent
-// DRAM misses, against 222 ns for a positive query of the same counters.
+// after it: at 10^7 keys per-key adds took 980-1170 ns, nearly k
+// dependent DRAM misses, against 222 ns for a positive query of the
+// same counters; without the branches 365-372 ns (benchreport -sizes 1e7
+// -only counting, alternated runs).
 // Two probes of one key on the same counter work as before: the second
 // reads the first's store.
 func (f *Filter) addPlain(idx []uint64) bool {
