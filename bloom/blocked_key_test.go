@@ -21,13 +21,13 @@ func blockedKeyHashers() []hashing.Hasher {
 }
 
 // TestBlockedKeyPathsMatchHashPaths checks Blocked's Add, AddString,
-// AddHash (the amd64 assembly), Contains and ContainsString against the Go
-// add (addHashGo) and ContainsHash of Hasher.Sum64 for every hasher kind, in plain and concurrent mode, with
-// keys of every length from 0 to 256 (the amd64 assembly covers 4-128
-// with XXH3; the rest, and concurrent adds, take the Go path): the same
-// "was new" answers, bits, fill and count, and the same query answers on
-// present and absent keys. The filters are overfilled so that both
-// answers occur often.
+// AddHash (the amd64 assembly), Contains and ContainsString against the
+// Go add (addHashGo) and ContainsHash of Hasher.Sum64, for every hasher
+// kind, in plain and concurrent mode, with keys of every length from 0 to
+// 256 (the amd64 assembly hashes 4-128 with XXH3; the rest take the Go
+// path): the same "was new" answers, bits, fill and count, and the same
+// query answers on present and absent keys. The filters are overfilled
+// so that both answers occur often.
 func TestBlockedKeyPathsMatchHashPaths(t *testing.T) {
 	for _, h := range blockedKeyHashers() {
 		for _, conc := range []bool{false, true} {
@@ -118,13 +118,14 @@ func TestBlockedKeyPathsMatchHashPaths(t *testing.T) {
 }
 
 // TestBlockedKeyPathsEveryK checks Add/AddString/AddHash and Contains/
-// ContainsString against the Go add (addHashGo) and ContainsHash for every probe count
-// from 1 to MaxHashFuncs (the amd64 key paths test the first three probes
-// together for k >= 3, run k = 7 or the rest of a first word straight,
-// and loop over Remix words above 7), in plain and concurrent mode,
-// starting from bit arrays of density 7/8 so that absent keys stop at
-// every probe depth and adds answer both ways. Keys of 0 to 140 bytes, so
-// the Go path is compared too.
+// ContainsString against the Go add (addHashGo) and ContainsHash for
+// every probe count from 1 to MaxHashFuncs (the amd64 queries test the
+// first three probes together for k >= 3, run k = 7 or the rest of a
+// first word straight, and loop over Remix words above 7; the adds run
+// k <= 7 straight), in plain and concurrent mode, starting from bit
+// arrays of density 7/8 so that absent keys stop at every probe depth
+// and adds answer both ways. Keys of 0 to 140 bytes, so the Go path is
+// compared too.
 func TestBlockedKeyPathsEveryK(t *testing.T) { checkBlockedKeyPathsEveryK(t) }
 
 func checkBlockedKeyPathsEveryK(t *testing.T) {
