@@ -408,33 +408,27 @@ func (f *Filter) get(i uint64) uint64 {
 	return atomic.LoadUint64(&f.words[i>>f.wshift]) >> ((i & f.slotMask) << f.cshift) & f.cmax
 }
 
-// incr increments counter i unless it is saturated, and reports its
-// previous value. In concurrent mode it is a compare-and-swap loop on the
-// counter's word (there is no atomic add of a nibble that stops at 15).
-func (f *Filter) incr(i uint64) uint64 {
+// incrAtomic increments counter i unless it is saturated, and reports
+// its previous value: the concurrent mode's increment, a compare-and-swap
+// loop on the counter's word (there is no atomic add of a nibble that
+// stops at 15). The plain mode's adds use addPlain.
+func (f *Filter) incrAtomic(i uint64) uint64 {
 	p := &f.words[i>>f.wshift]
 	sh := (i & f.slotMask) << f.cshift
 	for {
-		var w uint64
-		if f.concurrent {
-			w = atomic.LoadUint64(p)
-		} else {
-			w = *p
-		}
+		w := atomic.LoadUint64(p)
 		c := w >> sh & f.cmax
 		if c == f.cmax {
 			return c
 		}
-		if !f.concurrent {
-			*p = w + 1<<sh
-		} else if !atomic.CompareAndSwapUint64(p, w, w+1<<sh) {
+		if !atomic.CompareAndSwapUint64(p, w, w+1<<sh) {
 			continue
 		}
 		if c == 0 {
-			f.tally(&f.nonzero, 1)
+			atomic.AddUint64(&f.nonzero, 1)
 		}
 		if c+1 == f.cmax {
-			f.tally(&f.saturated, 1)
+			atomic.AddUint64(&f.saturated, 1)
 		}
 		return c
 	}
@@ -538,7 +532,7 @@ func (f *Filter) AddHash(h uint64) bool {
 	}
 	isNew := false
 	for _, i := range idx {
-		if f.incr(i) == 0 {
+		if f.incrAtomic(i) == 0 {
 			isNew = true
 		}
 	}
@@ -547,7 +541,7 @@ func (f *Filter) AddHash(h uint64) bool {
 }
 
 // addPlain is AddHash's update of counters idx outside the concurrent
-// mode: incr's effect without its branches. A counter c gains
+// mode: incrAtomic's effect, plainly stored and without its branches. A counter c gains
 // inc = 1 - (c+1)>>cbits (0 once saturated at cmax = 2^cbits - 1); the
 // tallies gain (c-1)>>63 (1 when c was 0) and ((c+1)^cmax - 1)>>63 (1
 // when c+1 is cmax), which are 0 or 1 as c <= cmax. A branch on the
