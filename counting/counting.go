@@ -541,8 +541,8 @@ func (f *Filter) AddHash(h uint64) bool {
 }
 
 // addPlain is AddHash's update of counters idx outside the concurrent
-// mode: incrAtomic's effect, plainly stored and without its branches. A counter c gains
-// inc = 1 - (c+1)>>cbits (0 once saturated at cmax = 2^cbits - 1); the
+// mode: incrAtomic's effect, with plain stores and without its branches.
+// A counter c gains inc = 1 - (c+1)>>cbits (0 once saturated at cmax = 2^cbits - 1); the
 // tallies gain (c-1)>>63 (1 when c was 0) and ((c+1)^cmax - 1)>>63 (1
 // when c+1 is cmax), which are 0 or 1 as c <= cmax. A branch on the
 // loaded value (was it zero? saturated?) resolves only when the
