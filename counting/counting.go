@@ -542,18 +542,17 @@ func (f *Filter) AddHash(h uint64) bool {
 
 // addPlain is AddHash's update of counters idx outside the concurrent
 // mode: incrAtomic's effect, with plain stores and without its branches.
-// A counter c gains inc = 1 - (c+1)>>cbits (0 once saturated at cmax = 2^cbits - 1); the
-// tallies gain (c-1)>>63 (1 when c was 0) and ((c+1)^cmax - 1)>>63 (1
-// when c+1 is cmax), which are 0 or 1 as c <= cmax. A branch on the
-// loaded value (was it zero? saturated?) resolves only when the
-// counter's line arrives and is mispredicted about half the time near
-// the design load, and every mispredict discarded the probes issued
-// after it: at 10^7 keys per-key adds took 980-1170 ns, nearly k
-// dependent DRAM misses, against 222 ns for a positive query of the
-// same counters; without the branches 365-372 ns (benchreport -sizes 1e7
-// -only counting, alternated runs).
-// Two probes of one key on the same counter work as before: the second
-// reads the first's store.
+// A counter c gains inc = 1 - (c+1)>>cbits (0 once saturated at cmax =
+// 2^cbits - 1); the tallies gain (c-1)>>63 (1 when c was 0) and
+// ((c+1)^cmax - 1)>>63 (1 when c+1 is cmax), which are 0 or 1 as c <=
+// cmax. A branch on the loaded value (was it zero? saturated?) resolves
+// only when the counter's line arrives and is mispredicted about half the
+// time near the design load, and every mispredict discarded the probes
+// issued after it: at 10^7 keys per-key adds took 980-1170 ns, nearly k
+// dependent DRAM misses, against 222 ns for a positive query of the same
+// counters; without the branches 365-372 ns (benchreport -sizes 1e7
+// -only counting, alternated runs). Two probes of one key on the same
+// counter work as before: the second reads the first's store.
 func (f *Filter) addPlain(idx []uint64) bool {
 	var zeros, sats uint64
 	for _, i := range idx {
