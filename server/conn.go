@@ -22,6 +22,10 @@ type conn struct {
 	since time.Time
 	// logged is the log offset already made durable for this client.
 	logged int64
+	// authFails counts this connection's failed authentications (see
+	// authThrottle).
+	authFails int
+	authWait  time.Duration
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -35,6 +39,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	if s.cfg.Password != "" {
 		c.rd.SetUnauthenticated(true)
 		c.cc.OnAuth = func() { c.rd.SetUnauthenticated(false) }
+		c.cc.OnAuthFail = c.authFailed
 	} else {
 		c.cc.Authed = true
 	}
@@ -85,6 +90,13 @@ func (c *conn) serve() {
 		if c.cc.Close {
 			c.flush()
 			return
+		}
+		if c.authWait > 0 { // a wrong password: reply, then hold the connection
+			if !c.flush() {
+				return
+			}
+			time.Sleep(c.authWait)
+			c.authWait = 0
 		}
 		if c.rd.Buffered() == 0 || w.Buffered() > flushThreshold {
 			if !c.flush() {

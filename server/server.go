@@ -98,6 +98,7 @@ type Server struct {
 	connsWG        sync.WaitGroup
 	loadedKeys     int
 	loadedCommands int
+	auth           authThrottle
 }
 
 // New opens the data directory, loads the snapshot and replays the log.

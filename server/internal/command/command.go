@@ -109,6 +109,11 @@ type Conn struct {
 	pendingTotal uint64 // every command, for TotalCommands
 	tick         uint32
 	ctx          Ctx
+
+	// OnAuthFail, when set, is called after a wrong password (AUTH or
+	// HELLO AUTH) is refused and before the reply is sent; it may delay
+	// the connection or set Close (the server's failed-AUTH throttle).
+	OnAuthFail func()
 }
 
 // TimingSample: one command in TimingSample per connection is timed for

@@ -1,0 +1,81 @@
+package server
+
+import (
+	"sync"
+	"time"
+)
+
+// Failed-authentication throttling. Every wrong password (AUTH or HELLO
+// AUTH) costs the connection that sent it a delay before its next command
+// and takes a token from one bucket shared by all connections; a
+// connection that has failed authFailMax times, or that would wait more
+// than authWaitMax for a token, is closed after its delay. A correct
+// password takes no token and no delay.
+//
+// Bounds: one connection tries at most 1/authFailDelay passwords a second
+// (pipelining does not help: the delay holds back every later command of
+// the connection), and all connections together at most authFailRate a
+// second plus the burst. The delay is a sleep on the connection's own
+// goroutine, outside every lock, on the failure path only.
+const (
+	authFailDelay = 100 * time.Millisecond
+	authFailMax   = 10
+	authFailRate  = 100 // tokens (failures) per second, all connections
+	authFailBurst = 100
+	authWaitMax   = time.Second
+	// authLogEvery rate-limits the log line reporting failures.
+	authLogEvery = 10 * time.Second
+)
+
+// authThrottle is the shared token bucket of failed authentications and
+// the rate-limited log of them. Safe for concurrent use.
+type authThrottle struct {
+	mu      sync.Mutex
+	tokens  float64
+	last    time.Time // when tokens was computed
+	fails   uint64    // since the last log line
+	lastLog time.Time
+}
+
+// fail records one failure at now and returns how long the failing
+// connection must wait for its token (0 when the bucket has one) and, when
+// a log line is due, the failures to report in it (0 otherwise).
+func (a *authThrottle) fail(now time.Time) (wait time.Duration, report uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.last.IsZero() {
+		a.tokens = authFailBurst
+	} else {
+		a.tokens = min(authFailBurst, a.tokens+now.Sub(a.last).Seconds()*authFailRate)
+	}
+	a.last = now
+	// The token is taken even when it is not there yet (the bucket goes
+	// negative): later failures wait behind it, as a reservation would.
+	a.tokens--
+	if a.tokens < 0 {
+		wait = time.Duration(-a.tokens / authFailRate * float64(time.Second))
+	}
+	a.fails++
+	if now.Sub(a.lastLog) >= authLogEvery {
+		report, a.fails, a.lastLog = a.fails, 0, now
+	}
+	return wait, report
+}
+
+// authFailed is the connection's command.Conn.OnAuthFail: it sets the
+// delay the connection waits out after sending the reply (see serve) and,
+// after too many failures or when the shared bucket is drained beyond
+// authWaitMax, asks the connection to close.
+func (c *conn) authFailed() {
+	c.authFails++
+	wait, report := c.s.auth.fail(time.Now())
+	if report > 0 {
+		c.s.log.Warn("failed authentication attempts", "count", report, "last_client", c.cc.Addr,
+			"since", authLogEvery.String()+" or start")
+	}
+	d := max(authFailDelay, min(wait, authWaitMax))
+	if c.authFails >= authFailMax || wait > authWaitMax {
+		c.cc.Close = true
+	}
+	c.authWait = d
+}
