@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/bloomery/bloomery/server/internal/command"
@@ -26,6 +27,13 @@ type conn struct {
 	// authThrottle).
 	authFails int
 	authWait  time.Duration
+	// waitSince is the server's coarse clock when the pending Read began,
+	// 0 while not reading; authed is set on authentication; expired is
+	// set (under s.mu) once the sweeper has timed the connection out.
+	// See idle.go.
+	waitSince atomic.Int64
+	authed    atomic.Bool
+	expired   bool
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -34,11 +42,15 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	if rs := newRawSock(nc); rs != nil {
 		rw = rs
 	}
-	c.rd = resp.NewReader(rw, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
+	src := io.Reader(rw)
+	if s.timeouts() {
+		src = &activityReader{src: rw, clock: &s.clock, wait: &c.waitSince}
+	}
+	c.rd = resp.NewReader(src, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
 	c.cc = &command.Conn{ID: s.nextID.Add(1), Addr: nc.RemoteAddr().String(), W: resp.NewWriter(rw)}
 	if s.cfg.Password != "" {
 		c.rd.SetUnauthenticated(true)
-		c.cc.OnAuth = func() { c.rd.SetUnauthenticated(false) }
+		c.cc.OnAuth = func() { c.rd.SetUnauthenticated(false); c.authed.Store(true) }
 		c.cc.OnAuthFail = c.authFailed
 	} else {
 		c.cc.Authed = true

@@ -62,6 +62,12 @@ type Config struct {
 	// empty log) when the log has also doubled since the last one
 	// (default 64 MiB).
 	RewriteMinSize int64
+	// IdleTimeout closes a connection that has waited this long for its
+	// next command (Redis's timeout; 0 = never). AuthTimeout, when a
+	// Password is set, closes a connection that has not authenticated
+	// this long after it was accepted (default 10 s; negative = never).
+	// See idle.go for how they are enforced.
+	IdleTimeout, AuthTimeout time.Duration
 	// Addr is only reported (INFO tcp_port, CONFIG GET bind).
 	Addr string
 	// Logger receives structured logs (default slog.Default()).
@@ -99,6 +105,9 @@ type Server struct {
 	loadedKeys     int
 	loadedCommands int
 	auth           authThrottle
+	clock          atomic.Int64 // coarse clock for idle.go
+	sweepOnce      sync.Once
+	timedOut       atomic.Uint64
 }
 
 // New opens the data directory, loads the snapshot and replays the log.
@@ -117,6 +126,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxFilterLabels <= 0 {
 		cfg.MaxFilterLabels = 100
+	}
+	if cfg.AuthTimeout == 0 {
+		cfg.AuthTimeout = 10 * time.Second
 	}
 	if cfg.RewriteMinSize <= 0 {
 		cfg.RewriteMinSize = 64 << 20
@@ -215,6 +227,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.listeners[ln] = struct{}{}
 	s.mu.Unlock()
+	if s.timeouts() {
+		s.sweepOnce.Do(func() { s.tickClock(); go s.sweep() })
+	}
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	for {
@@ -407,6 +422,8 @@ func (h hooks) Config(name string) (string, bool) {
 		return "", true
 	case "dir":
 		return s.cfg.Dir, true
+	case "timeout":
+		return fmt.Sprint(int64(s.cfg.IdleTimeout / time.Second)), true
 	case "maxclients":
 		return fmt.Sprint(s.cfg.MaxClients), true
 	case "maxmemory":

@@ -422,7 +422,7 @@ func config(x *Ctx) bool {
 	return false
 }
 
-var configNames = []string{"appendfsync", "appendonly", "bind", "databases", "dir", "maxclients", "maxmemory", "maxmemory-policy", "port", "save"}
+var configNames = []string{"appendfsync", "appendonly", "bind", "databases", "dir", "maxclients", "maxmemory", "maxmemory-policy", "port", "save", "timeout"}
 
 func dbsize(x *Ctx) bool { x.W.Int(int64(x.Store.Len())); return false }
 

@@ -23,12 +23,13 @@ var serveCmd = &command{
 	summary: "run the Redis-protocol filter server (RedisBloom-compatible BF.* and CF.*)",
 	usage: `bloomery serve [--addr HOST:PORT] [--dir DIR] [--appendfsync always|everysec|no]
        [--requirepass PASS | --requirepass-file FILE] [--maxmemory BYTES] [--maxclients N]
+       [--timeout SECONDS] [--auth-timeout SECONDS]
        [--metrics-addr HOST:PORT] [--log-level debug|info|warn|error]
 
 Every flag has an environment variable (BLOOMERY_ADDR, BLOOMERY_DIR,
 BLOOMERY_APPENDFSYNC, BLOOMERY_REQUIREPASS, BLOOMERY_REQUIREPASS_FILE,
-BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_METRICS_ADDR,
-BLOOMERY_LOG_LEVEL); a flag on the command line wins. SIGINT or SIGTERM
+BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_TIMEOUT,
+BLOOMERY_AUTH_TIMEOUT, BLOOMERY_METRICS_ADDR, BLOOMERY_LOG_LEVEL); a flag on the command line wins. SIGINT or SIGTERM
 shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 	flags: serveFlags,
 	run:   runServe,
@@ -37,6 +38,7 @@ shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 type serveOpts struct {
 	addr, dir, fsync, pass, passFile, maxmem, metrics, level string
 	maxclients                                               int
+	timeout, authTimeout                                     int
 }
 
 func envOr(name, def string) string {
@@ -56,6 +58,10 @@ func serveFlags(fs *flag.FlagSet) any {
 	fs.StringVar(&o.maxmem, "maxmemory", envOr("BLOOMERY_MAXMEMORY", "0"), "memory limit for filters, e.g. 512mb, 2gb (0 = none)")
 	mc, _ := strconv.Atoi(envOr("BLOOMERY_MAXCLIENTS", "10000"))
 	fs.IntVar(&o.maxclients, "maxclients", mc, "maximum simultaneous clients")
+	to, _ := strconv.Atoi(envOr("BLOOMERY_TIMEOUT", "0"))
+	fs.IntVar(&o.timeout, "timeout", to, "close a client idle this many seconds (0 = never), as Redis's timeout")
+	ato, _ := strconv.Atoi(envOr("BLOOMERY_AUTH_TIMEOUT", "10"))
+	fs.IntVar(&o.authTimeout, "auth-timeout", ato, "with a password, close a client not authenticated this many seconds after connecting (0 = never)")
 	fs.StringVar(&o.metrics, "metrics-addr", envOr("BLOOMERY_METRICS_ADDR", ""), "address of the Prometheus /metrics listener (empty = off)")
 	fs.StringVar(&o.level, "log-level", envOr("BLOOMERY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	return o
@@ -111,9 +117,17 @@ func runServe(e *env, opts any, args []string) error {
 			return fmt.Errorf("--requirepass-file %s: empty password", o.passFile)
 		}
 	}
+	if o.timeout < 0 || o.authTimeout < 0 {
+		return usagef("--timeout and --auth-timeout take seconds >= 0")
+	}
+	authTimeout := time.Duration(o.authTimeout) * time.Second
+	if authTimeout == 0 {
+		authTimeout = -1 // server.Config: negative = never
+	}
 	srv, err := server.New(server.Config{
 		Dir: o.dir, AppendFsync: o.fsync, Password: pass, MaxMemory: maxmem,
 		MaxClients: o.maxclients, Addr: o.addr, Logger: logger,
+		IdleTimeout: time.Duration(o.timeout) * time.Second, AuthTimeout: authTimeout,
 	})
 	if err != nil {
 		return err
