@@ -108,6 +108,7 @@ type Server struct {
 	clock          atomic.Int64 // coarse clock for idle.go
 	sweepOnce      sync.Once
 	timedOut       atomic.Uint64
+	acceptLog      logLimiter
 }
 
 // New opens the data directory, loads the snapshot and replays the log.
@@ -136,6 +137,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.MaxClients = fitMaxClients(cfg.MaxClients, cfg.Logger)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
 	}
@@ -232,23 +234,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	var delay time.Duration // accept backoff (see acceptRetry)
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			s.mu.Lock()
 			closing := s.closing
+			s.mu.Unlock()
+			if !closing && ctx.Err() == nil && s.acceptRetry(err, &delay) {
+				continue
+			}
+			s.mu.Lock()
 			delete(s.listeners, ln)
 			s.mu.Unlock()
 			if closing || ctx.Err() != nil {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
 			return err
 		}
+		delay = 0
 		s.totalConns.Add(1)
 		s.mu.Lock()
 		if s.closing {
