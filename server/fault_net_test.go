@@ -3,8 +3,12 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,4 +152,84 @@ func TestAuthTimeoutFreesMaxClients(t *testing.T) {
 	c := dial(t, addr)
 	c.expect("OK", "AUTH", "pw")
 	c.expect("PONG", "PING")
+}
+
+// scrape fetches /metrics through h with the given Authorization header
+// (none when empty) and returns the status and body.
+func scrape(t *testing.T, h http.Handler, auth string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+// TestMetricsAuth checks that /metrics asks for the bearer token
+// (Config.MetricsToken, else the password) and compares it exactly.
+func TestMetricsAuth(t *testing.T) {
+	s, _ := startServer(t, Config{Password: "pw"})
+	h := s.MetricsHandler()
+	for _, auth := range []string{"", "Bearer wrong", "Bearer pw2", "Basic cHc=", "bearer"} {
+		if code, body := scrape(t, h, auth); code != http.StatusUnauthorized || strings.Contains(body, "bloomery_") {
+			t.Errorf("Authorization %q: status %d, want 401 and no metrics", auth, code)
+		}
+	}
+	if code, body := scrape(t, h, "Bearer pw"); code != http.StatusOK || !strings.Contains(body, "bloomery_keys") {
+		t.Errorf("with the password: status %d", code)
+	}
+	s2, _ := startServer(t, Config{Password: "pw", MetricsToken: "tok"})
+	if code, _ := scrape(t, s2.MetricsHandler(), "Bearer pw"); code != http.StatusUnauthorized {
+		t.Errorf("the password opened /metrics although a metrics token is set: %d", code)
+	}
+	if code, _ := scrape(t, s2.MetricsHandler(), "Bearer tok"); code != http.StatusOK {
+		t.Errorf("with the metrics token: status %d", code)
+	}
+}
+
+// TestMetricsKeyLabels checks Config.MetricsKeyLabels: by default
+// (hashed) key names never appear, each filter's series carry a stable
+// key_hash instead; "on" shows names; "off" drops per-filter series.
+func TestMetricsKeyLabels(t *testing.T) {
+	const name = "alice@example.com"
+	for _, tc := range []struct {
+		mode       string
+		want, deny []string
+	}{
+		{"", []string{`bloomery_filter_items{key_hash="`}, []string{name}},
+		{"hashed", []string{`bloomery_filter_items{key_hash="`}, []string{name}},
+		{"on", []string{`bloomery_filter_items{key="` + name + `"`}, nil},
+		{"off", []string{"bloomery_keys 1\n"}, []string{name, "bloomery_filter_items{"}},
+	} {
+		t.Run("mode="+tc.mode, func(t *testing.T) {
+			s, addr := startServer(t, Config{MetricsKeyLabels: tc.mode})
+			dial(t, addr).expect("1", "BF.ADD", name, "x")
+			_, m := scrape(t, s.MetricsHandler(), "")
+			for _, w := range tc.want {
+				if !strings.Contains(m, w) {
+					t.Errorf("metrics lack %q", w)
+				}
+			}
+			for _, d := range tc.deny {
+				if strings.Contains(m, d) {
+					t.Errorf("metrics contain %q", d)
+				}
+			}
+			if tc.mode == "" || tc.mode == "hashed" {
+				// Without a token the label is SHA-256 of the name,
+				// truncated to 16 hex digits: the same at every scrape and
+				// computable by the operator.
+				sum := sha256.Sum256([]byte(name))
+				want := `key_hash="` + hex.EncodeToString(sum[:8]) + `"`
+				if _, again := scrape(t, s.MetricsHandler(), ""); !strings.Contains(m, want) || !strings.Contains(again, want) {
+					t.Errorf("metrics lack %s at both scrapes", want)
+				}
+			}
+		})
+	}
+	if _, err := New(Config{Dir: t.TempDir(), MetricsKeyLabels: "maybe"}); err == nil {
+		t.Error("New accepted MetricsKeyLabels \"maybe\"")
+	}
 }

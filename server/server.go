@@ -58,6 +58,11 @@ type Config struct {
 	// MaxFilterLabels caps the filters that get their own /metrics
 	// series (default 100; the rest are counted in one gauge).
 	MaxFilterLabels int
+	// MetricsToken is the bearer token /metrics requires (default: the
+	// Password; none when both are empty). MetricsKeyLabels says how
+	// per-filter series name their filter: "hashed" (default), "on" or
+	// "off" (see MetricsKeysHashed).
+	MetricsToken, MetricsKeyLabels string
 	// RewriteMinSize is the log size that triggers a snapshot (and an
 	// empty log) when the log has also doubled since the last one
 	// (default 64 MiB).
@@ -127,6 +132,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxFilterLabels <= 0 {
 		cfg.MaxFilterLabels = 100
+	}
+	if cfg.MetricsKeyLabels, err = checkMetricsKeyLabels(cfg.MetricsKeyLabels); err != nil {
+		return nil, err
 	}
 	if cfg.AuthTimeout == 0 {
 		cfg.AuthTimeout = 10 * time.Second
