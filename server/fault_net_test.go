@@ -3,12 +3,16 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -231,5 +235,90 @@ func TestMetricsKeyLabels(t *testing.T) {
 	}
 	if _, err := New(Config{Dir: t.TempDir(), MetricsKeyLabels: "maybe"}); err == nil {
 		t.Error("New accepted MetricsKeyLabels \"maybe\"")
+	}
+}
+
+// TestKeyFile checks keyed filters whose SipHash key stays in the key
+// file (BLOOMERY.RESERVE/WINDOW ... KEYID id): the log and the snapshot
+// hold only the id, a restart with the key file finds the filter's items
+// through the log and through a snapshot, and a restart without the key
+// refuses to start, naming the id.
+func TestKeyFile(t *testing.T) {
+	const keyHex = "00112233445566778899aabbccddeeff"
+	key, _ := hex.DecodeString(keyHex)
+	kf := filepath.Join(t.TempDir(), "keys")
+	os.WriteFile(kf, []byte("# keys for filters\nk1 "+keyHex+"\n\nother ffeeddccbbaa99887766554433221100\n"), 0o600)
+	keys, err := ReadKeyFile(kf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	run := func(keys map[string][16]byte, fn func(c *client)) {
+		t.Helper()
+		s, err := New(Config{Dir: dir, Keys: keys, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Serve(context.Background(), ln)
+		c := dial(t, ln.Addr().String())
+		fn(c)
+		c.nc.Close()
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(keys, func(c *client) {
+		c.expect("OK", "BLOOMERY.RESERVE", "f", "blocked", "1000", "0.01", "KEYID", "k1")
+		c.expect("OK", "BLOOMERY.WINDOW", "w", "3600", "1000", "0.01", "KEYID", "k1")
+		c.expect("[1]", "BLOOMERY.ADD", "f", "a")
+		c.expect("[1]", "BLOOMERY.ADD", "w", "a")
+		c.expect("E:ERR unknown key id 'nope': not in the server's --key-file", "BLOOMERY.RESERVE", "g", "blocked", "1000", "0.01", "KEYID", "nope")
+		c.expect("0", "EXISTS", "g")
+	})
+	checkFiles := func() {
+		t.Helper()
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			if bytes.Contains(b, key) || bytes.Contains(b, []byte(keyHex)) {
+				t.Errorf("%s holds the SipHash key", e.Name())
+			}
+		}
+	}
+	checkFiles()
+	run(keys, func(c *client) { // from the log
+		c.expect("[1]", "BLOOMERY.EXISTS", "f", "a")
+		c.expect("[1]", "BLOOMERY.EXISTS", "w", "a")
+		c.expect("OK", "SAVE")
+	})
+	checkFiles()
+	run(keys, func(c *client) { // from the snapshot
+		c.expect("[1]", "BLOOMERY.EXISTS", "f", "a")
+		c.expect("[1]", "BLOOMERY.EXISTS", "w", "a")
+		c.expect("OK", "BLOOMERY.RESERVE", "g", "blocked", "1000", "0.01", "KEYID", "other")
+	})
+	delete(keys, "other")
+	if _, err := New(Config{Dir: dir, Keys: keys, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); err == nil || !strings.Contains(err.Error(), "'other'") {
+		t.Errorf("New without a key the log needs: %v, want a refusal naming the id", err)
+	}
+	delete(keys, "k1")
+	if _, err := New(Config{Dir: dir, Keys: keys, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); err == nil || !strings.Contains(err.Error(), `"k1"`) {
+		t.Errorf("New without a key the snapshot needs: %v, want a refusal naming the id", err)
+	}
+}
+
+// TestReadKeyFile checks the key file's syntax errors.
+func TestReadKeyFile(t *testing.T) {
+	const h = "00112233445566778899aabbccddeeff"
+	for _, bad := range []string{"k1\n", "k1 0011\n", "k1 " + h + " extra\n", "k1 " + h + "\nk1 " + h + "\n", "k/1 " + h + "\n", "k1 zz112233445566778899aabbccddeeff\n"} {
+		p := filepath.Join(t.TempDir(), "keys")
+		os.WriteFile(p, []byte(bad), 0o600)
+		if _, err := ReadKeyFile(p); err == nil || !strings.Contains(err.Error(), "line") {
+			t.Errorf("ReadKeyFile(%q) = %v, want an error naming the line", bad, err)
+		}
 	}
 }

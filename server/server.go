@@ -63,6 +63,10 @@ type Config struct {
 	// per-filter series name their filter: "hashed" (default), "on" or
 	// "off" (see MetricsKeysHashed).
 	MetricsToken, MetricsKeyLabels string
+	// Keys are the SipHash keys keyed filters may reference by id
+	// (KEYID id; see ReadKeyFile): the log and the snapshot record the
+	// id, and New refuses to start when they need an id Keys lacks.
+	Keys map[string][16]byte
 	// RewriteMinSize is the log size that triggers a snapshot (and an
 	// empty log) when the log has also doubled since the last one
 	// (default 64 MiB).
@@ -157,7 +161,7 @@ func New(cfg Config) (*Server, error) {
 	s.lastSaveOK.Store(true)
 	s.env = &command.Env{
 		Store: s.store, Hooks: hooks{s}, Password: cfg.Password, MaxMemory: cfg.MaxMemory,
-		MaxFilterBytes: 8 << 30, Started: s.started,
+		MaxFilterBytes: 8 << 30, Started: s.started, Keys: cfg.Keys,
 	}
 	if err := s.load(); err != nil {
 		return nil, err
@@ -174,7 +178,7 @@ func (s *Server) load() error {
 		gen = snap.Gen
 		limit := s.env.MaxFilterBytes
 		for _, e := range snap.Entries {
-			v, err := keyspace.DecodeValue(e.Value, limit)
+			v, err := keyspace.DecodeValueKeys(e.Value, limit, s.cfg.Keys)
 			if err != nil {
 				return fmt.Errorf("server: snapshot %s/%s, key %q: %w; refusing to start", s.cfg.Dir, persist.SnapshotName, e.Key, err)
 			}
@@ -196,6 +200,9 @@ func (s *Server) load() error {
 			msg := strings.TrimSpace(string(out[1:]))
 			if strings.HasPrefix(msg, "ERR unknown command") {
 				return fmt.Errorf("%w: %s", persist.ErrCorruptLog, msg)
+			}
+			if strings.HasPrefix(msg, command.ErrUnknownKeyID) {
+				return fmt.Errorf("%s; refusing to start: add the key to the key file", msg)
 			}
 			s.log.Warn("logged command failed on replay", "command", string(args[0]), "reply", msg)
 		}

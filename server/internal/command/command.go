@@ -62,6 +62,8 @@ type Env struct {
 	// MaxFilterBytes bounds the memory one LOADCHUNK header may make the
 	// server allocate when MaxMemory is 0.
 	MaxFilterBytes uint64
+	// Keys are the SipHash keys KEYID may name (the server's key file).
+	Keys map[string][16]byte
 	// Replaying is set while the log is replayed: nothing is logged and
 	// the memory gate is off.
 	Replaying bool
@@ -194,6 +196,8 @@ type Ctx struct {
 	LogArgs [][]byte
 	// failed records that the reply was a top-level error (for stats).
 	failed bool
+	// keyID is the KEYID a command named (see parseKeyOpt).
+	keyID string
 }
 
 // Error writes an error reply.

@@ -23,14 +23,14 @@ var serveCmd = &command{
 	summary: "run the Redis-protocol filter server (RedisBloom-compatible BF.* and CF.*)",
 	usage: `bloomery serve [--addr HOST:PORT] [--dir DIR] [--appendfsync always|everysec|no]
        [--requirepass PASS | --requirepass-file FILE] [--maxmemory BYTES] [--maxclients N]
-       [--timeout SECONDS] [--auth-timeout SECONDS]
+       [--timeout SECONDS] [--auth-timeout SECONDS] [--key-file FILE]
        [--metrics-addr HOST:PORT] [--metrics-token TOKEN | --metrics-token-file FILE]
        [--metrics-key-labels hashed|on|off] [--log-level debug|info|warn|error]
 
 Every flag has an environment variable (BLOOMERY_ADDR, BLOOMERY_DIR,
 BLOOMERY_APPENDFSYNC, BLOOMERY_REQUIREPASS, BLOOMERY_REQUIREPASS_FILE,
 BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_TIMEOUT,
-BLOOMERY_AUTH_TIMEOUT, BLOOMERY_METRICS_ADDR, BLOOMERY_METRICS_TOKEN,
+BLOOMERY_AUTH_TIMEOUT, BLOOMERY_KEY_FILE, BLOOMERY_METRICS_ADDR, BLOOMERY_METRICS_TOKEN,
 BLOOMERY_METRICS_TOKEN_FILE, BLOOMERY_METRICS_KEY_LABELS, BLOOMERY_LOG_LEVEL); a flag on the command line wins. SIGINT or SIGTERM
 shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 	flags: serveFlags,
@@ -42,6 +42,7 @@ type serveOpts struct {
 	maxclients                                               int
 	timeout, authTimeout                                     int
 	metricsToken, metricsTokenFile, metricsKeyLabels         string
+	keyFile                                                  string
 }
 
 func envOr(name, def string) string {
@@ -66,6 +67,7 @@ func serveFlags(fs *flag.FlagSet) any {
 	ato, _ := strconv.Atoi(envOr("BLOOMERY_AUTH_TIMEOUT", "10"))
 	fs.IntVar(&o.authTimeout, "auth-timeout", ato, "with a password, close a client not authenticated this many seconds after connecting (0 = never)")
 	fs.StringVar(&o.metrics, "metrics-addr", envOr("BLOOMERY_METRICS_ADDR", ""), "address of the Prometheus /metrics listener (empty = off)")
+	fs.StringVar(&o.keyFile, "key-file", envOr("BLOOMERY_KEY_FILE", ""), "file of SipHash keys (lines \"id hex32\") that keyed filters name with KEYID id; only ids reach the data files")
 	fs.StringVar(&o.metricsToken, "metrics-token", envOr("BLOOMERY_METRICS_TOKEN", ""), "bearer token /metrics requires (default: the password; prefer the env var or --metrics-token-file)")
 	fs.StringVar(&o.metricsTokenFile, "metrics-token-file", envOr("BLOOMERY_METRICS_TOKEN_FILE", ""), "file holding the metrics token (first line)")
 	fs.StringVar(&o.metricsKeyLabels, "metrics-key-labels", envOr("BLOOMERY_METRICS_KEY_LABELS", "hashed"), "per-filter metrics labels: hashed (key_hash), on (key names) or off")
@@ -119,6 +121,12 @@ func runServe(e *env, opts any, args []string) error {
 	if o.timeout < 0 || o.authTimeout < 0 {
 		return usagef("--timeout and --auth-timeout take seconds >= 0")
 	}
+	var keys map[string][16]byte
+	if o.keyFile != "" {
+		if keys, err = server.ReadKeyFile(o.keyFile); err != nil {
+			return err
+		}
+	}
 	authTimeout := time.Duration(o.authTimeout) * time.Second
 	if authTimeout == 0 {
 		authTimeout = -1 // server.Config: negative = never
@@ -127,7 +135,7 @@ func runServe(e *env, opts any, args []string) error {
 		Dir: o.dir, AppendFsync: o.fsync, Password: pass, MaxMemory: maxmem,
 		MaxClients: o.maxclients, Addr: o.addr, Logger: logger,
 		IdleTimeout: time.Duration(o.timeout) * time.Second, AuthTimeout: authTimeout,
-		MetricsToken: metricsToken, MetricsKeyLabels: o.metricsKeyLabels,
+		MetricsToken: metricsToken, MetricsKeyLabels: o.metricsKeyLabels, Keys: keys,
 	})
 	if err != nil {
 		return err
