@@ -6,23 +6,28 @@ import (
 )
 
 // Failed-authentication throttling. Every wrong password (AUTH or HELLO
-// AUTH) costs the connection that sent it a delay before its next command
-// and takes a token from one bucket shared by all connections; a
-// connection that has failed authFailMax times, or that would wait more
-// than authWaitMax for a token, is closed after its delay. A correct
-// password takes no token and no delay.
+// AUTH) takes a token from one bucket shared by all connections, and the
+// connection that sent it is held, its WRONGPASS reply not yet sent and
+// its next command not yet read, for authFailDelay or until its token is
+// due if that is later (at most authWaitMax). A connection that has
+// failed authFailMax times, or whose token is due more than authWaitMax
+// away, is closed after its hold. A correct password takes no token and
+// is never held.
 //
-// Bounds: one connection tries at most 1/authFailDelay passwords a second
-// (pipelining does not help: the delay holds back every later command of
-// the connection), and all connections together at most authFailRate a
-// second plus the burst. The delay is a sleep on the connection's own
-// goroutine, outside every lock, on the failure path only.
+// Bounds: one connection learns at most 1/authFailDelay answers a second
+// (pipelining does not help: the hold delays every later command of the
+// connection), and all connections together about authFailRate a second
+// plus the burst, plus one per connection per authWaitMax while the
+// bucket is overdrawn (so with --maxclients C, at most about
+// authFailRate + C/10 a second). The hold is a timer wait on the
+// connection's own goroutine, outside every lock, on the failure path
+// only, ended early by Shutdown.
 const (
 	authFailDelay = 100 * time.Millisecond
 	authFailMax   = 10
 	authFailRate  = 100 // tokens (failures) per second, all connections
 	authFailBurst = 100
-	authWaitMax   = time.Second
+	authWaitMax   = 10 * time.Second
 	// authLogEvery rate-limits the log line reporting failures.
 	authLogEvery = 10 * time.Second
 )
@@ -63,7 +68,7 @@ func (a *authThrottle) fail(now time.Time) (wait time.Duration, report uint64) {
 }
 
 // authFailed is the connection's command.Conn.OnAuthFail: it sets the
-// delay the connection waits out after sending the reply (see serve) and,
+// hold the connection waits out before sending the reply (holdAuth) and,
 // after too many failures or when the shared bucket is drained beyond
 // authWaitMax, asks the connection to close.
 func (c *conn) authFailed() {
@@ -78,4 +83,18 @@ func (c *conn) authFailed() {
 		c.cc.Close = true
 	}
 	c.authWait = d
+}
+
+// holdAuth waits out the hold authFailed set, then sends the replies
+// (unless the connection is closing, which flushes them itself). It
+// reports whether the connection may go on.
+func (c *conn) holdAuth() bool {
+	t := time.NewTimer(c.authWait)
+	c.authWait = 0
+	select {
+	case <-t.C:
+	case <-c.quit:
+		t.Stop()
+	}
+	return c.cc.Close || c.flush()
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,8 @@ type conn struct {
 	// authThrottle).
 	authFails int
 	authWait  time.Duration
+	quit      chan struct{} // closed by closeRead: ends a holdAuth
+	quitOnce  sync.Once
 	// waitSince is the server's coarse clock when the pending Read began,
 	// 0 while not reading; authed is set on authentication; expired is
 	// set (under s.mu) once the sweeper has timed the connection out.
@@ -37,7 +40,7 @@ type conn struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, since: time.Now()}
+	c := &conn{s: s, nc: nc, since: time.Now(), quit: make(chan struct{})}
 	var rw io.ReadWriter = nc
 	if rs := newRawSock(nc); rs != nil {
 		rw = rs
@@ -61,6 +64,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 // closeRead makes the connection's pending read fail so its loop exits
 // after the command it is running (used by Shutdown).
 func (c *conn) closeRead() {
+	c.quitOnce.Do(func() { close(c.quit) })
 	if tc, ok := c.nc.(*net.TCPConn); ok {
 		tc.CloseRead()
 		return
@@ -99,16 +103,12 @@ func (c *conn) serve() {
 		}
 		c.cc.Raw = c.rd.Raw()
 		s.env.Exec(c.cc, args)
+		if c.authWait > 0 && !c.holdAuth() { // a wrong password (auththrottle.go)
+			return
+		}
 		if c.cc.Close {
 			c.flush()
 			return
-		}
-		if c.authWait > 0 { // a wrong password: reply, then hold the connection
-			if !c.flush() {
-				return
-			}
-			time.Sleep(c.authWait)
-			c.authWait = 0
 		}
 		if c.rd.Buffered() == 0 || w.Buffered() > flushThreshold {
 			if !c.flush() {

@@ -322,3 +322,59 @@ func TestReadKeyFile(t *testing.T) {
 		}
 	}
 }
+
+// TestAuthThrottleGlobal checks the bucket shared by all connections:
+// 200 connections, each sending one wrong password at a time and
+// reconnecting when closed, learn fewer than 1000 answers in a second
+// (the per-connection hold alone would allow 2000).
+func TestAuthThrottleGlobal(t *testing.T) {
+	_, addr := startServer(t, Config{Password: "s3cret"})
+	var (
+		answered atomic.Int64
+		stop     atomic.Bool
+		wg       sync.WaitGroup
+	)
+	guess := encode("AUTH", "guess")
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				nc, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				br := bufio.NewReader(nc)
+				for !stop.Load() {
+					nc.SetDeadline(time.Now().Add(200 * time.Millisecond))
+					if _, err := nc.Write(guess); err != nil {
+						break
+					}
+					line, err := br.ReadString('\n')
+					for err != nil && !stop.Load() {
+						if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+							break
+						}
+						nc.SetDeadline(time.Now().Add(200 * time.Millisecond))
+						line, err = br.ReadString('\n')
+					}
+					if err != nil {
+						break
+					}
+					if strings.HasPrefix(line, "-WRONGPASS") {
+						answered.Add(1)
+					}
+				}
+				nc.Close()
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	stop.Store(true)
+	wg.Wait()
+	n := answered.Load()
+	t.Logf("wrong passwords answered in 1 s through 200 connections: %d", n)
+	if n >= 1000 {
+		t.Errorf("%d wrong passwords answered in 1 s, want < 1000", n)
+	}
+}

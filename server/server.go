@@ -140,6 +140,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MetricsKeyLabels, err = checkMetricsKeyLabels(cfg.MetricsKeyLabels); err != nil {
 		return nil, err
 	}
+	for id := range cfg.Keys {
+		if !ValidKeyID(id) {
+			return nil, fmt.Errorf("server: key id %q: 1-64 letters, digits, '.', '_' or '-'", id)
+		}
+	}
 	if cfg.AuthTimeout == 0 {
 		cfg.AuthTimeout = 10 * time.Second
 	}
