@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,6 +41,7 @@ type authThrottle struct {
 	last    time.Time // when tokens was computed
 	fails   uint64    // since the last log line
 	lastLog time.Time
+	total   atomic.Uint64 // every failure, for /metrics
 }
 
 // fail records one failure at now and returns how long the failing
@@ -61,6 +63,7 @@ func (a *authThrottle) fail(now time.Time) (wait time.Duration, report uint64) {
 		wait = time.Duration(-a.tokens / authFailRate * float64(time.Second))
 	}
 	a.fails++
+	a.total.Add(1)
 	if now.Sub(a.lastLog) >= authLogEvery {
 		report, a.fails, a.lastLog = a.fails, 0, now
 	}

@@ -25,7 +25,7 @@ import (
 // and checks that the server answered fewer than 1000 of them, and that a
 // correct AUTH on another connection meanwhile succeeds promptly.
 func TestAuthThrottle(t *testing.T) {
-	_, addr := startServer(t, Config{Password: "s3cret"})
+	s, addr := startServer(t, Config{Password: "s3cret"})
 	var (
 		answered atomic.Int64
 		stop     atomic.Bool
@@ -78,6 +78,9 @@ func TestAuthThrottle(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	n := answered.Load()
+	if _, m := scrape(t, s.MetricsHandler(), "Bearer s3cret"); !strings.Contains(m, "bloomery_auth_failures_total ") || strings.Contains(m, "bloomery_auth_failures_total 0\n") {
+		t.Errorf("bloomery_auth_failures_total does not count the failures")
+	}
 	t.Logf("wrong passwords answered in 1 s through 8 pipelining connections: %d", n)
 	if n >= 1000 {
 		t.Errorf("%d wrong passwords answered in 1 s, want < 1000", n)
@@ -91,7 +94,7 @@ func TestAuthThrottle(t *testing.T) {
 // after it, an active one is not, and CONFIG GET timeout reports it in
 // seconds.
 func TestIdleTimeout(t *testing.T) {
-	_, addr := startServer(t, Config{IdleTimeout: 1 * time.Second})
+	s, addr := startServer(t, Config{IdleTimeout: 1 * time.Second})
 	idle := dial(t, addr)
 	active := dial(t, addr)
 	active.expect("[b:timeout b:1]", "CONFIG", "GET", "timeout")
@@ -108,6 +111,9 @@ func TestIdleTimeout(t *testing.T) {
 		t.Errorf("idle connection closed after %v, want about 1 s", d)
 	}
 	active.expect("PONG", "PING")
+	if _, m := scrape(t, s.MetricsHandler(), ""); !strings.Contains(m, "bloomery_timed_out_connections_total 1\n") {
+		t.Errorf("bloomery_timed_out_connections_total is not 1")
+	}
 }
 
 // TestAuthTimeout checks Config.AuthTimeout: with a password, a

@@ -60,6 +60,10 @@ func (s *Server) scrape() string {
 	w.Sample("bloomery_connections_total", float64(s.totalConns.Load()))
 	w.Family("bloomery_rejected_connections_total", "counter", "Connections refused by --maxclients.")
 	w.Sample("bloomery_rejected_connections_total", float64(s.rejectedConns.Load()))
+	w.Family("bloomery_timed_out_connections_total", "counter", "Connections closed by --timeout or --auth-timeout.")
+	w.Sample("bloomery_timed_out_connections_total", float64(s.timedOut.Load()))
+	w.Family("bloomery_auth_failures_total", "counter", "Wrong passwords (AUTH, HELLO AUTH).")
+	w.Sample("bloomery_auth_failures_total", float64(s.auth.total.Load()))
 
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
