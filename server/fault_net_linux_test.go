@@ -5,7 +5,9 @@ package server
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -161,5 +163,59 @@ func dialRetry(t *testing.T, addr string, within time.Duration) *client {
 			t.Fatalf("no answer from %s within %v: %v", addr, within, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// flakyListener fails its first fails Accepts with err, then accepts.
+type flakyListener struct {
+	net.Listener
+	fails int
+	err   error
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	if l.fails > 0 {
+		l.fails--
+		return nil, l.err
+	}
+	return l.Listener.Accept()
+}
+
+// TestAcceptRetry checks in-process that Serve retries EMFILE (with a
+// backoff: 4 failures take at least 5+10+20+40 ms) and then serves, and
+// that it still returns an error it cannot retry.
+func TestAcceptRetry(t *testing.T) {
+	s, err := New(Config{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	served := make(chan error, 1)
+	t0 := time.Now()
+	go func() { served <- s.Serve(context.Background(), &flakyListener{Listener: ln, fails: 4, err: emfile}) }()
+	c := dialRetry(t, ln.Addr().String(), 5*time.Second)
+	if d := time.Since(t0); d < 75*time.Millisecond {
+		t.Errorf("4 EMFILE failures retried within %v: no backoff", d)
+	}
+	c.expect("PONG", "PING")
+	select {
+	case err := <-served:
+		t.Fatalf("Serve returned %v", err)
+	default:
+	}
+
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln2.Close()
+	boom := errors.New("boom")
+	if err := s.Serve(context.Background(), &flakyListener{Listener: ln2, fails: 1, err: boom}); err != boom {
+		t.Errorf("Serve with a permanent accept error returned %v, want it", err)
 	}
 }
