@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bloomery/bloomery/server/internal/command"
@@ -22,19 +24,37 @@ type conn struct {
 	since time.Time
 	// logged is the log offset already made durable for this client.
 	logged int64
+	// authFails counts this connection's failed authentications (see
+	// authThrottle).
+	authFails int
+	authWait  time.Duration
+	quit      chan struct{} // closed by closeRead: ends a holdAuth
+	quitOnce  sync.Once
+	// waitSince is the server's coarse clock when the pending Read began,
+	// 0 while not reading; authed is set on authentication; expired is
+	// set (under s.mu) once the sweeper has timed the connection out.
+	// See idle.go.
+	waitSince atomic.Int64
+	authed    atomic.Bool
+	expired   bool
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	c := &conn{s: s, nc: nc, since: time.Now()}
+	c := &conn{s: s, nc: nc, since: time.Now(), quit: make(chan struct{})}
 	var rw io.ReadWriter = nc
 	if rs := newRawSock(nc); rs != nil {
 		rw = rs
 	}
-	c.rd = resp.NewReader(rw, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
+	src := io.Reader(rw)
+	if s.timeouts() {
+		src = &activityReader{src: rw, clock: &s.clock, wait: &c.waitSince}
+	}
+	c.rd = resp.NewReader(src, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
 	c.cc = &command.Conn{ID: s.nextID.Add(1), Addr: nc.RemoteAddr().String(), W: resp.NewWriter(rw)}
 	if s.cfg.Password != "" {
 		c.rd.SetUnauthenticated(true)
-		c.cc.OnAuth = func() { c.rd.SetUnauthenticated(false) }
+		c.cc.OnAuth = func() { c.rd.SetUnauthenticated(false); c.authed.Store(true) }
+		c.cc.OnAuthFail = c.authFailed
 	} else {
 		c.cc.Authed = true
 	}
@@ -44,6 +64,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 // closeRead makes the connection's pending read fail so its loop exits
 // after the command it is running (used by Shutdown).
 func (c *conn) closeRead() {
+	c.quitOnce.Do(func() { close(c.quit) })
 	if tc, ok := c.nc.(*net.TCPConn); ok {
 		tc.CloseRead()
 		return
@@ -82,6 +103,9 @@ func (c *conn) serve() {
 		}
 		c.cc.Raw = c.rd.Raw()
 		s.env.Exec(c.cc, args)
+		if c.authWait > 0 && !c.holdAuth() { // a wrong password (auththrottle.go)
+			return
+		}
 		if c.cc.Close {
 			c.flush()
 			return

@@ -296,7 +296,7 @@ func TestDumpRoundTrip(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	s, addr := startServer(t, Config{MaxFilterLabels: 2})
+	s, addr := startServer(t, Config{MaxFilterLabels: 2, MetricsKeyLabels: "on"})
 	c := dial(t, addr)
 	for _, k := range []string{"a", "b", "c"} {
 		c.do("BF.ADD", k, "x")

@@ -13,9 +13,16 @@ import (
 // at /metrics on its own listener). Everything is computed at scrape
 // time; per-filter series cover at most Config.MaxFilterLabels filters
 // (the first ones in key order), the rest are counted in
-// bloomery_filters_unlabeled.
+// bloomery_filters_unlabeled. With a metrics token (Config.MetricsToken,
+// else Config.Password) a request without "Authorization: Bearer
+// <token>" gets 401. Per-filter series are labelled as
+// Config.MetricsKeyLabels says.
 func (s *Server) MetricsHandler() http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if !s.metricsAuthorized(r) {
+			unauthorized(rw)
+			return
+		}
 		rw.Header().Set("Content-Type", metrics.ContentType)
 		rw.Write([]byte(s.scrape()))
 	})
@@ -53,6 +60,10 @@ func (s *Server) scrape() string {
 	w.Sample("bloomery_connections_total", float64(s.totalConns.Load()))
 	w.Family("bloomery_rejected_connections_total", "counter", "Connections refused by --maxclients.")
 	w.Sample("bloomery_rejected_connections_total", float64(s.rejectedConns.Load()))
+	w.Family("bloomery_timed_out_connections_total", "counter", "Connections closed by --timeout or --auth-timeout.")
+	w.Sample("bloomery_timed_out_connections_total", float64(s.timedOut.Load()))
+	w.Family("bloomery_auth_failures_total", "counter", "Wrong passwords (AUTH, HELLO AUTH).")
+	w.Sample("bloomery_auth_failures_total", float64(s.auth.total.Load()))
 
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -66,11 +77,15 @@ func (s *Server) scrape() string {
 	nkeys := s.store.Len()
 	dirty := s.store.Dirty
 	keys := s.store.Keys()
+	if s.cfg.MetricsKeyLabels == MetricsKeysOff {
+		keys = nil
+	}
 	if len(keys) > s.cfg.MaxFilterLabels {
 		keys = keys[:s.cfg.MaxFilterLabels]
 	}
 	type row struct {
-		key, typ                          string
+		key                               metrics.Label
+		typ                               string
 		items, capacity, size             float64
 		fill, design, est, over, reported float64
 		negatives, measured               float64
@@ -83,7 +98,11 @@ func (s *Server) scrape() string {
 		if st.Overfilled {
 			over = 1
 		}
-		rows = append(rows, row{k, v.Type(), float64(st.Len), float64(st.Cap), float64(st.SizeBytes),
+		label := metrics.Label{Name: "key", Value: k}
+		if s.cfg.MetricsKeyLabels == MetricsKeysHashed {
+			label = metrics.Label{Name: "key_hash", Value: s.keyHash(k)}
+		}
+		rows = append(rows, row{label, v.Type(), float64(st.Len), float64(st.Cap), float64(st.SizeBytes),
 			st.FillRatio, st.DesignFPR, st.EstimatedFPR, over, float64(v.Counters().Reported),
 			float64(v.Counters().Negatives.Load()), v.Counters().MeasuredFPR()})
 	}
@@ -115,7 +134,7 @@ func (s *Server) scrape() string {
 			if m.name == "bloomery_filter_measured_fpr" && r.measured < 0 {
 				continue
 			}
-			w.Sample(m.name, m.get(r), metrics.Label{Name: "key", Value: r.key}, metrics.Label{Name: "type", Value: r.typ})
+			w.Sample(m.name, m.get(r), r.key, metrics.Label{Name: "type", Value: r.typ})
 		}
 	}
 

@@ -58,10 +58,25 @@ type Config struct {
 	// MaxFilterLabels caps the filters that get their own /metrics
 	// series (default 100; the rest are counted in one gauge).
 	MaxFilterLabels int
+	// MetricsToken is the bearer token /metrics requires (default: the
+	// Password; none when both are empty). MetricsKeyLabels says how
+	// per-filter series name their filter: "hashed" (default), "on" or
+	// "off" (see MetricsKeysHashed).
+	MetricsToken, MetricsKeyLabels string
+	// Keys are the SipHash keys keyed filters may reference by id
+	// (KEYID id; see ReadKeyFile): the log and the snapshot record the
+	// id, and New refuses to start when they need an id Keys lacks.
+	Keys map[string][16]byte
 	// RewriteMinSize is the log size that triggers a snapshot (and an
 	// empty log) when the log has also doubled since the last one
 	// (default 64 MiB).
 	RewriteMinSize int64
+	// IdleTimeout closes a connection that has waited this long for its
+	// next command (Redis's timeout; 0 = never). AuthTimeout, when a
+	// Password is set, closes a connection that has not authenticated
+	// this long after it was accepted (default 10 s; negative = never).
+	// See idle.go for how they are enforced.
+	IdleTimeout, AuthTimeout time.Duration
 	// Addr is only reported (INFO tcp_port, CONFIG GET bind).
 	Addr string
 	// Logger receives structured logs (default slog.Default()).
@@ -98,6 +113,11 @@ type Server struct {
 	connsWG        sync.WaitGroup
 	loadedKeys     int
 	loadedCommands int
+	auth           authThrottle
+	clock          atomic.Int64 // coarse clock for idle.go
+	sweepOnce      sync.Once
+	timedOut       atomic.Uint64
+	acceptLog      logLimiter
 }
 
 // New opens the data directory, loads the snapshot and replays the log.
@@ -117,12 +137,24 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxFilterLabels <= 0 {
 		cfg.MaxFilterLabels = 100
 	}
+	if cfg.MetricsKeyLabels, err = checkMetricsKeyLabels(cfg.MetricsKeyLabels); err != nil {
+		return nil, err
+	}
+	for id := range cfg.Keys {
+		if !ValidKeyID(id) {
+			return nil, fmt.Errorf("server: key id %q: 1-64 letters, digits, '.', '_' or '-'", id)
+		}
+	}
+	if cfg.AuthTimeout == 0 {
+		cfg.AuthTimeout = 10 * time.Second
+	}
 	if cfg.RewriteMinSize <= 0 {
 		cfg.RewriteMinSize = 64 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.MaxClients = fitMaxClients(cfg.MaxClients, cfg.Logger)
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
 	}
@@ -134,7 +166,7 @@ func New(cfg Config) (*Server, error) {
 	s.lastSaveOK.Store(true)
 	s.env = &command.Env{
 		Store: s.store, Hooks: hooks{s}, Password: cfg.Password, MaxMemory: cfg.MaxMemory,
-		MaxFilterBytes: 8 << 30, Started: s.started,
+		MaxFilterBytes: 8 << 30, Started: s.started, Keys: cfg.Keys,
 	}
 	if err := s.load(); err != nil {
 		return nil, err
@@ -151,7 +183,7 @@ func (s *Server) load() error {
 		gen = snap.Gen
 		limit := s.env.MaxFilterBytes
 		for _, e := range snap.Entries {
-			v, err := keyspace.DecodeValue(e.Value, limit)
+			v, err := keyspace.DecodeValueKeys(e.Value, limit, s.cfg.Keys)
 			if err != nil {
 				return fmt.Errorf("server: snapshot %s/%s, key %q: %w; refusing to start", s.cfg.Dir, persist.SnapshotName, e.Key, err)
 			}
@@ -173,6 +205,9 @@ func (s *Server) load() error {
 			msg := strings.TrimSpace(string(out[1:]))
 			if strings.HasPrefix(msg, "ERR unknown command") {
 				return fmt.Errorf("%w: %s", persist.ErrCorruptLog, msg)
+			}
+			if strings.HasPrefix(msg, command.ErrUnknownKeyID) {
+				return fmt.Errorf("%s; refusing to start: add the key to the key file", msg)
 			}
 			s.log.Warn("logged command failed on replay", "command", string(args[0]), "reply", msg)
 		}
@@ -214,25 +249,30 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.listeners[ln] = struct{}{}
 	s.mu.Unlock()
+	if s.timeouts() {
+		s.sweepOnce.Do(func() { s.tickClock(); go s.sweep() })
+	}
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	var delay time.Duration // accept backoff (see acceptRetry)
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			s.mu.Lock()
 			closing := s.closing
+			s.mu.Unlock()
+			if !closing && ctx.Err() == nil && s.acceptRetry(err, &delay) {
+				continue
+			}
+			s.mu.Lock()
 			delete(s.listeners, ln)
 			s.mu.Unlock()
 			if closing || ctx.Err() != nil {
 				return ErrServerClosed
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
 			return err
 		}
+		delay = 0
 		s.totalConns.Add(1)
 		s.mu.Lock()
 		if s.closing {
@@ -406,6 +446,8 @@ func (h hooks) Config(name string) (string, bool) {
 		return "", true
 	case "dir":
 		return s.cfg.Dir, true
+	case "timeout":
+		return fmt.Sprint(int64(s.cfg.IdleTimeout / time.Second)), true
 	case "maxclients":
 		return fmt.Sprint(s.cfg.MaxClients), true
 	case "maxmemory":

@@ -62,6 +62,8 @@ type Env struct {
 	// MaxFilterBytes bounds the memory one LOADCHUNK header may make the
 	// server allocate when MaxMemory is 0.
 	MaxFilterBytes uint64
+	// Keys are the SipHash keys KEYID may name (the server's key file).
+	Keys map[string][16]byte
 	// Replaying is set while the log is replayed: nothing is logged and
 	// the memory gate is off.
 	Replaying bool
@@ -109,6 +111,11 @@ type Conn struct {
 	pendingTotal uint64 // every command, for TotalCommands
 	tick         uint32
 	ctx          Ctx
+
+	// OnAuthFail, when set, is called after a wrong password (AUTH or
+	// HELLO AUTH) is refused and before the reply is sent; it may delay
+	// the connection or set Close (the server's failed-AUTH throttle).
+	OnAuthFail func()
 }
 
 // TimingSample: one command in TimingSample per connection is timed for
@@ -189,6 +196,8 @@ type Ctx struct {
 	LogArgs [][]byte
 	// failed records that the reply was a top-level error (for stats).
 	failed bool
+	// keyID is the KEYID a command named (see parseKeyOpt).
+	keyID string
 }
 
 // Error writes an error reply.

@@ -23,8 +23,8 @@ import (
 // windows. Keys are persisted in the container format.
 func init() {
 	register(
-		&Spec{Name: "bloomery.reserve", Arity: -5, Flags: fWrite | fDenyOOM, Run: famReserve, Group: "bloomery", Help: "BLOOMERY.RESERVE key kind capacity fpr [KEYED | KEY hex32]"},
-		&Spec{Name: "bloomery.window", Arity: -5, Flags: fWrite | fDenyOOM, Run: famWindow, Group: "bloomery", Help: "BLOOMERY.WINDOW key seconds capacity fpr [GENERATIONS n] [KEYED | KEY hex32]"},
+		&Spec{Name: "bloomery.reserve", Arity: -5, Flags: fWrite | fDenyOOM, Run: famReserve, Group: "bloomery", Help: "BLOOMERY.RESERVE key kind capacity fpr [KEYED | KEY hex32 | KEYID id]"},
+		&Spec{Name: "bloomery.window", Arity: -5, Flags: fWrite | fDenyOOM, Run: famWindow, Group: "bloomery", Help: "BLOOMERY.WINDOW key seconds capacity fpr [GENERATIONS n] [KEYED | KEY hex32 | KEYID id]"},
 		&Spec{Name: "bloomery.add", Arity: -3, Flags: fWrite | fDenyOOM, Run: famAdd, Group: "bloomery", Help: "BLOOMERY.ADD key item [item ...]"},
 		&Spec{Name: "bloomery.seen", Arity: -3, Flags: fWrite | fDenyOOM, Run: famAdd, Group: "bloomery", Help: "BLOOMERY.SEEN key item [item ...] (add if absent: 1 = first sighting)"},
 		// EXISTS takes the write lock: a rotating filter's clock may move
@@ -60,8 +60,15 @@ func (x *Ctx) needAbsent(key []byte) bool {
 	return true
 }
 
-// parseKeyOpt reads [KEYED | KEY hex32] at a[i:]; KEYED draws a random key
-// and sets LogArgs so the log records it (replay must reuse it).
+// ErrUnknownKeyID starts the error reply to a KEYID the server's key file
+// lacks (the server refuses to start when replay meets it).
+const ErrUnknownKeyID = "ERR unknown key id"
+
+// parseKeyOpt reads [KEYED | KEY hex32 | KEYID id] at a[i:]. KEYED draws
+// a random key and sets LogArgs so the log records it (replay must reuse
+// it); KEY takes the key itself (logged as sent); KEYID names a key of
+// the server's key file (Env.Keys), and only the id is logged and, through
+// x.keyID, kept with the filter for the snapshot.
 func (x *Ctx) parseKeyOpt(a [][]byte, i int) (*[16]byte, int, bool) {
 	if i >= len(a) {
 		return nil, i, true
@@ -81,6 +88,15 @@ func (x *Ctx) parseKeyOpt(a [][]byte, i int) (*[16]byte, int, bool) {
 		k := new([16]byte)
 		copy(k[:], b)
 		return k, i + 2, true
+	case eq(a[i], "keyid") && i+1 < len(a):
+		id := string(a[i+1])
+		k, ok := x.Keys[id]
+		if !ok {
+			x.Error(fmt.Sprintf("%s '%s': not in the server's --key-file", ErrUnknownKeyID, trunc(a[i+1], 64)))
+			return nil, i, false
+		}
+		x.keyID = id
+		return &k, i + 2, true
 	}
 	return nil, i, true
 }
@@ -111,7 +127,9 @@ func (x *Ctx) store(key []byte, f bloomery.Filter, k *[16]byte) bool {
 		x.Error(errOOM)
 		return false
 	}
-	x.Store.Set(key, keyspace.NewFamily(f, k))
+	v := keyspace.NewFamily(f, k)
+	v.KeyID = x.keyID
+	x.Store.Set(key, v)
 	return true
 }
 

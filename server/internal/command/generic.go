@@ -73,14 +73,21 @@ func selectDB(x *Ctx) bool {
 	return false
 }
 
+// checkPassword reports whether user (nil for AUTH's one-argument form)
+// and pass are right, comparing the password in constant time; a wrong
+// pair is reported to the connection's OnAuthFail.
 func (x *Ctx) checkPassword(user, pass []byte) bool {
 	if x.Password == "" {
 		return false
 	}
+	ok := subtle.ConstantTimeCompare(pass, []byte(x.Password)) == 1
 	if user != nil && !eq(user, "default") {
-		return false
+		ok = false
 	}
-	return subtle.ConstantTimeCompare(pass, []byte(x.Password)) == 1
+	if !ok && x.C.OnAuthFail != nil {
+		x.C.OnAuthFail()
+	}
+	return ok
 }
 
 func (x *Ctx) authOK() {
@@ -415,7 +422,7 @@ func config(x *Ctx) bool {
 	return false
 }
 
-var configNames = []string{"appendfsync", "appendonly", "bind", "databases", "dir", "maxclients", "maxmemory", "maxmemory-policy", "port", "save"}
+var configNames = []string{"appendfsync", "appendonly", "bind", "databases", "dir", "maxclients", "maxmemory", "maxmemory-policy", "port", "save", "timeout"}
 
 func dbsize(x *Ctx) bool { x.W.Int(int64(x.Store.Len())); return false }
 

@@ -84,11 +84,13 @@ func (c Cuckoo) Stats() bloomery.Stats { return c.Filter.Stats() }
 
 // Family is a key holding any Bloomery family (BLOOMERY.* commands),
 // persisted in the container format. Key, when set, is the SipHash key of
-// a keyed filter (needed to reload it).
+// a keyed filter (needed to reload it). KeyID, when set, names Key in the
+// server's key file: the snapshot then records the id, not the key.
 type Family struct {
-	F   bloomery.Filter
-	Key *[16]byte
-	C   *Counters
+	F     bloomery.Filter
+	Key   *[16]byte
+	KeyID string
+	C     *Counters
 }
 
 // NewFamily wraps f.
@@ -192,7 +194,10 @@ func (s *Store) Each(fn func(key string, v Value)) {
 //
 // (header and data are the SCANDUMP header and concatenated chunks).
 //
-//	family: u64 reported, u64 negatives, u8 keyed, [16]byte key if keyed, container bytes
+//	family: u64 reported, u64 negatives, u8 keyed, key, container bytes
+//
+// where keyed is 0 (no key follows), 1 ([16]byte SipHash key) or 2 (u8
+// length and the id of a key in the key file).
 const (
 	typeBloom  = 1
 	typeCuckoo = 2
@@ -208,7 +213,10 @@ func AppendValue(b []byte, v Value) []byte {
 		b = append(b, typeFamily)
 		b = binary.LittleEndian.AppendUint64(b, x.C.Reported)
 		b = binary.LittleEndian.AppendUint64(b, x.C.Negatives.Load())
-		if x.Key != nil {
+		if x.KeyID != "" {
+			b = append(b, 2, byte(len(x.KeyID)))
+			b = append(b, x.KeyID...)
+		} else if x.Key != nil {
 			b = append(b, 1)
 			b = append(b, x.Key[:]...)
 		} else {
@@ -256,7 +264,12 @@ func AppendValue(b []byte, v Value) []byte {
 
 // DecodeValue parses one snapshot value. limit bounds the memory the
 // value may allocate.
-func DecodeValue(p []byte, limit uint64) (Value, error) {
+func DecodeValue(p []byte, limit uint64) (Value, error) { return DecodeValueKeys(p, limit, nil) }
+
+// DecodeValueKeys is DecodeValue for a snapshot whose keyed filters may
+// name their key by id: keys maps ids to keys, and an id it lacks is an
+// error naming the id.
+func DecodeValueKeys(p []byte, limit uint64, keys map[string][16]byte) (Value, error) {
 	bad := fmt.Errorf("keyspace: value encoding: %w", bloomery.ErrCorrupt)
 	if len(p) < 1+16+4 {
 		return nil, bad
@@ -269,7 +282,7 @@ func DecodeValue(p []byte, limit uint64) (Value, error) {
 		c.Negatives.Store(negatives)
 	}
 	if typ == typeFamily {
-		v, err := decodeFamily(p[17:], limit)
+		v, err := decodeFamily(p[17:], limit, keys)
 		if err != nil {
 			return nil, err
 		}
@@ -320,19 +333,32 @@ func DecodeValue(p []byte, limit uint64) (Value, error) {
 	return nil, fmt.Errorf("keyspace: unknown value type %d: %w", typ, bloomery.ErrCorrupt)
 }
 
-func decodeFamily(p []byte, limit uint64) (Family, error) {
+func decodeFamily(p []byte, limit uint64, keys map[string][16]byte) (Family, error) {
 	if len(p) < 1 {
 		return Family{}, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
 	}
 	var key *[16]byte
-	if p[0] == 1 {
+	var id string
+	switch p[0] {
+	case 2:
+		if len(p) < 2 || len(p) < 2+int(p[1]) {
+			return Family{}, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
+		}
+		id = string(p[2 : 2+int(p[1])])
+		p = p[2+int(p[1]):]
+		k, ok := keys[id]
+		if !ok {
+			return Family{}, fmt.Errorf("keyspace: the filter's SipHash key %q is not in the key file", id)
+		}
+		key = &k
+	case 1:
 		if len(p) < 17 {
 			return Family{}, fmt.Errorf("keyspace: family value: %w", bloomery.ErrCorrupt)
 		}
 		key = new([16]byte)
 		copy(key[:], p[1:17])
 		p = p[17:]
-	} else {
+	default:
 		p = p[1:]
 	}
 	if uint64(len(p)) > limit {
@@ -342,7 +368,9 @@ func decodeFamily(p []byte, limit uint64) (Family, error) {
 	if err != nil {
 		return Family{}, err
 	}
-	return NewFamily(f, key), nil
+	v := NewFamily(f, key)
+	v.KeyID = id
+	return v, nil
 }
 
 // DecodeFilter decodes a container-format filter; key is required for a

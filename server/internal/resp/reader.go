@@ -451,7 +451,11 @@ func (r *Reader) parseInline() ([][]byte, int, error) {
 	line := r.buf[r.r : r.r+i+1]
 	used := len(line)
 	line = bytes.TrimRight(line, "\r\n")
-	maxArgs, _ := r.limits()
+	// The same limits as a RESP array's: argument count, bytes per
+	// argument (before authentication 16 KiB, although a line may be up to
+	// MaxInline) and total bytes.
+	maxArgs, maxBulk := r.limits()
+	total := 0
 	r.arena = append(r.arena, line...)
 	// The parsed arguments are appended after the raw line; src keeps
 	// pointing at the line even if the arena moves.
@@ -534,9 +538,16 @@ func (r *Reader) parseInline() ([][]byte, int, error) {
 				i++
 			}
 		}
-		spans = append(spans, span{off, len(r.arena) - off})
+		n := len(r.arena) - off
+		spans = append(spans, span{off, n})
 		if len(spans) > maxArgs {
 			return nil, 0, protoErr("invalid multibulk length")
+		}
+		if n > maxBulk {
+			return nil, 0, protoErr("invalid bulk length")
+		}
+		if total += n; total > r.lim.MaxQuery {
+			return nil, 0, protoErr("query buffer limit exceeded (%d bytes)", r.lim.MaxQuery)
 		}
 	}
 	for _, s := range spans {

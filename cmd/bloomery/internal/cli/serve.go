@@ -23,12 +23,15 @@ var serveCmd = &command{
 	summary: "run the Redis-protocol filter server (RedisBloom-compatible BF.* and CF.*)",
 	usage: `bloomery serve [--addr HOST:PORT] [--dir DIR] [--appendfsync always|everysec|no]
        [--requirepass PASS | --requirepass-file FILE] [--maxmemory BYTES] [--maxclients N]
-       [--metrics-addr HOST:PORT] [--log-level debug|info|warn|error]
+       [--timeout SECONDS] [--auth-timeout SECONDS] [--key-file FILE]
+       [--metrics-addr HOST:PORT] [--metrics-token TOKEN | --metrics-token-file FILE]
+       [--metrics-key-labels hashed|on|off] [--log-level debug|info|warn|error]
 
 Every flag has an environment variable (BLOOMERY_ADDR, BLOOMERY_DIR,
 BLOOMERY_APPENDFSYNC, BLOOMERY_REQUIREPASS, BLOOMERY_REQUIREPASS_FILE,
-BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_METRICS_ADDR,
-BLOOMERY_LOG_LEVEL); a flag on the command line wins. SIGINT or SIGTERM
+BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_TIMEOUT,
+BLOOMERY_AUTH_TIMEOUT, BLOOMERY_KEY_FILE, BLOOMERY_METRICS_ADDR, BLOOMERY_METRICS_TOKEN,
+BLOOMERY_METRICS_TOKEN_FILE, BLOOMERY_METRICS_KEY_LABELS, BLOOMERY_LOG_LEVEL); a flag on the command line wins. SIGINT or SIGTERM
 shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 	flags: serveFlags,
 	run:   runServe,
@@ -37,6 +40,9 @@ shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 type serveOpts struct {
 	addr, dir, fsync, pass, passFile, maxmem, metrics, level string
 	maxclients                                               int
+	timeout, authTimeout                                     int
+	metricsToken, metricsTokenFile, metricsKeyLabels         string
+	keyFile                                                  string
 }
 
 func envOr(name, def string) string {
@@ -56,7 +62,15 @@ func serveFlags(fs *flag.FlagSet) any {
 	fs.StringVar(&o.maxmem, "maxmemory", envOr("BLOOMERY_MAXMEMORY", "0"), "memory limit for filters, e.g. 512mb, 2gb (0 = none)")
 	mc, _ := strconv.Atoi(envOr("BLOOMERY_MAXCLIENTS", "10000"))
 	fs.IntVar(&o.maxclients, "maxclients", mc, "maximum simultaneous clients")
+	to, _ := strconv.Atoi(envOr("BLOOMERY_TIMEOUT", "0"))
+	fs.IntVar(&o.timeout, "timeout", to, "close a client idle this many seconds (0 = never), as Redis's timeout")
+	ato, _ := strconv.Atoi(envOr("BLOOMERY_AUTH_TIMEOUT", "10"))
+	fs.IntVar(&o.authTimeout, "auth-timeout", ato, "with a password, close a client not authenticated this many seconds after connecting (0 = never)")
 	fs.StringVar(&o.metrics, "metrics-addr", envOr("BLOOMERY_METRICS_ADDR", ""), "address of the Prometheus /metrics listener (empty = off)")
+	fs.StringVar(&o.keyFile, "key-file", envOr("BLOOMERY_KEY_FILE", ""), "file of SipHash keys (lines \"id hex32\") that keyed filters name with KEYID id; only ids reach the data files")
+	fs.StringVar(&o.metricsToken, "metrics-token", envOr("BLOOMERY_METRICS_TOKEN", ""), "bearer token /metrics requires (default: the password; prefer the env var or --metrics-token-file)")
+	fs.StringVar(&o.metricsTokenFile, "metrics-token-file", envOr("BLOOMERY_METRICS_TOKEN_FILE", ""), "file holding the metrics token (first line)")
+	fs.StringVar(&o.metricsKeyLabels, "metrics-key-labels", envOr("BLOOMERY_METRICS_KEY_LABELS", "hashed"), "per-filter metrics labels: hashed (key_hash), on (key names) or off")
 	fs.StringVar(&o.level, "log-level", envOr("BLOOMERY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	return o
 }
@@ -96,24 +110,32 @@ func runServe(e *env, opts any, args []string) error {
 	if err != nil {
 		return usagef("--maxmemory: %v", err)
 	}
-	pass := o.pass
-	if o.passFile != "" {
-		if pass != "" {
-			return usagef("--requirepass and --requirepass-file are exclusive")
+	pass, err := secretFrom(o.pass, o.passFile, "--requirepass")
+	if err != nil {
+		return err
+	}
+	metricsToken, err := secretFrom(o.metricsToken, o.metricsTokenFile, "--metrics-token")
+	if err != nil {
+		return err
+	}
+	if o.timeout < 0 || o.authTimeout < 0 {
+		return usagef("--timeout and --auth-timeout take seconds >= 0")
+	}
+	var keys map[string][16]byte
+	if o.keyFile != "" {
+		if keys, err = server.ReadKeyFile(o.keyFile); err != nil {
+			return err
 		}
-		b, err := os.ReadFile(o.passFile)
-		if err != nil {
-			return fmt.Errorf("--requirepass-file: %w", err)
-		}
-		pass, _, _ = strings.Cut(string(b), "\n")
-		pass = strings.TrimRight(pass, "\r")
-		if pass == "" {
-			return fmt.Errorf("--requirepass-file %s: empty password", o.passFile)
-		}
+	}
+	authTimeout := time.Duration(o.authTimeout) * time.Second
+	if authTimeout == 0 {
+		authTimeout = -1 // server.Config: negative = never
 	}
 	srv, err := server.New(server.Config{
 		Dir: o.dir, AppendFsync: o.fsync, Password: pass, MaxMemory: maxmem,
 		MaxClients: o.maxclients, Addr: o.addr, Logger: logger,
+		IdleTimeout: time.Duration(o.timeout) * time.Second, AuthTimeout: authTimeout,
+		MetricsToken: metricsToken, MetricsKeyLabels: o.metricsKeyLabels, Keys: keys,
 	})
 	if err != nil {
 		return err
@@ -135,6 +157,12 @@ func runServe(e *env, opts any, args []string) error {
 			ln.Close()
 			srv.Shutdown(context.Background())
 			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		if err := checkMetricsBind(mln.Addr(), metricsToken != "" || pass != "", logger); err != nil {
+			mln.Close()
+			ln.Close()
+			srv.Shutdown(context.Background())
+			return err
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", srv.MetricsHandler())
@@ -167,5 +195,42 @@ func runServe(e *env, opts any, args []string) error {
 	if serveErr != nil && !errors.Is(serveErr, server.ErrServerClosed) {
 		return serveErr
 	}
+	return nil
+}
+
+// secretFrom returns a secret given directly or as the first line of a
+// file (flag names the pair in errors); both at once is a usage error.
+func secretFrom(direct, file, flag string) (string, error) {
+	if file == "" {
+		return direct, nil
+	}
+	if direct != "" {
+		return "", usagef("%s and %s-file are exclusive", flag, flag)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s-file: %w", flag, err)
+	}
+	v, _, _ := strings.Cut(string(b), "\n")
+	v = strings.TrimRight(v, "\r")
+	if v == "" {
+		return "", fmt.Errorf("%s-file %s: empty first line", flag, file)
+	}
+	return v, nil
+}
+
+// checkMetricsBind refuses a /metrics listener beyond loopback when no
+// token protects it (the metrics show command counts, memory and, unless
+// --metrics-key-labels off, per-filter series), and warns about one that
+// has a token: plain HTTP carries it in the clear.
+func checkMetricsBind(addr net.Addr, hasToken bool, logger *slog.Logger) error {
+	host, _, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if !hasToken {
+		return fmt.Errorf("--metrics-addr %s is beyond loopback and /metrics would need no token: set --metrics-token (or --requirepass), or bind it to 127.0.0.1", addr)
+	}
+	logger.Warn("metrics listening beyond loopback over plain HTTP: the bearer token crosses the network in the clear; prefer a loopback bind or a TLS proxy", "addr", addr.String())
 	return nil
 }
