@@ -62,6 +62,11 @@ type Env struct {
 	// MaxFilterBytes bounds the memory one LOADCHUNK header may make the
 	// server allocate when MaxMemory is 0.
 	MaxFilterBytes uint64
+	// Overhead, when set, is the memory the server holds outside the
+	// keyspace (client query and output buffers, the log buffer), counted
+	// with the keyspace against MaxMemory. It must be cheap (atomic loads)
+	// and safe for concurrent use: the memory gate calls it.
+	Overhead func() uint64
 	// Replaying is set while the log is replayed: nothing is logged and
 	// the memory gate is off.
 	Replaying bool
@@ -318,7 +323,11 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	}
 	if spec.Flags&fDenyOOM != 0 && e.MaxMemory > 0 && !e.Replaying {
 		e.Store.RLock()
-		over := e.Store.Used() > e.MaxMemory
+		used := e.Store.Used()
+		if e.Overhead != nil {
+			used += e.Overhead()
+		}
+		over := used > e.MaxMemory
 		e.Store.RUnlock()
 		if over {
 			st.errors.Add(1)
