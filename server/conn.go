@@ -22,6 +22,8 @@ type conn struct {
 	since time.Time
 	// logged is the log offset already made durable for this client.
 	logged int64
+	// outHeld is the reply buffer capacity charged to s.mem.output.
+	outHeld int64
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -31,6 +33,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		rw = rs
 	}
 	c.rd = resp.NewReader(rw, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
+	c.rd.SetBudget(&s.mem.query)
 	c.cc = &command.Conn{ID: s.nextID.Add(1), Addr: nc.RemoteAddr().String(), W: resp.NewWriter(rw)}
 	if s.cfg.Password != "" {
 		c.rd.SetUnauthenticated(true)
@@ -58,6 +61,7 @@ func (c *conn) serve() {
 	s := c.s
 	defer func() {
 		c.nc.Close()
+		c.releaseMemory()
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
@@ -70,6 +74,10 @@ func (c *conn) serve() {
 			var pe *resp.ProtocolError
 			if errors.As(err, &pe) {
 				w.Error(pe.Error())
+				if pe.OverBudget() {
+					s.mem.queryRefused.Add(1)
+					s.log.Warn("query buffer budget exhausted; request refused and connection closed", "client", c.cc.Addr, "err", pe.Msg)
+				}
 				s.log.Debug("protocol error; closing connection", "client", c.cc.Addr, "err", pe.Msg)
 			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed) {
 				s.log.Debug("read error", "client", c.cc.Addr, "err", err)
@@ -82,6 +90,12 @@ func (c *conn) serve() {
 		}
 		c.cc.Raw = c.rd.Raw()
 		s.env.Exec(c.cc, args)
+		// Drop the reference to the request's bytes: after a large one,
+		// the reader's buffer can be freed while the client idles.
+		c.cc.Raw = nil
+		if c.overHard() {
+			return
+		}
 		if c.cc.Close {
 			c.flush()
 			return
@@ -118,8 +132,8 @@ func (c *conn) flush() bool {
 		}
 		c.logged = c.cc.LogOff
 	}
-	if err := c.cc.W.Flush(); err != nil {
-		return false
-	}
-	return true
+	c.accountOutput()
+	err := c.writeReplies()
+	c.accountOutput()
+	return err == nil
 }

@@ -365,6 +365,9 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	default:
 		spec.Run(x)
 	}
+	// Forget the arguments (they point into the connection's read
+	// buffer, which may be a large one about to be released).
+	x.Args, x.LogArgs = nil, nil
 	if timed {
 		st.hist.Observe(time.Since(start))
 	}

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"fmt"
 	"sync/atomic"
 )
 
@@ -24,6 +25,16 @@ type Budget struct {
 
 // Used returns the bytes the Readers' buffers hold.
 func (b *Budget) Used() int64 { return b.used.Load() }
+
+// budgetErr is the refusal of a request over the budget; need is the
+// command's size when its declared length is known, else 0.
+func budgetErr(limit int64, need int) error {
+	msg := fmt.Sprintf("query buffers of all clients would exceed their %d-byte budget", limit)
+	if need > 0 {
+		msg += fmt.Sprintf(" (this command needs %d bytes)", need)
+	}
+	return &ProtocolError{Msg: msg, budget: true}
+}
 
 // charge adds n bytes unconditionally.
 func (b *Budget) charge(n int64) { b.used.Add(n) }

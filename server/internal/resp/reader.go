@@ -41,7 +41,14 @@ var DefaultLimits = Limits{MaxBulk: DefaultMaxBulk, MaxArgs: DefaultMaxArgs, Max
 // ProtocolError is a malformed or over-limit request. Its Error text is the
 // reply Redis sends ("ERR Protocol error: ..."), after which the server
 // closes the connection, as Redis does.
-type ProtocolError struct{ Msg string }
+type ProtocolError struct {
+	Msg    string
+	budget bool // refused by the Budget
+}
+
+// OverBudget reports whether the request was refused because the
+// query-buffer Budget was exhausted (not because it was malformed).
+func (e *ProtocolError) OverBudget() bool { return e.budget }
 
 func (e *ProtocolError) Error() string { return "ERR Protocol error: " + e.Msg }
 
@@ -255,7 +262,7 @@ func (r *Reader) fill() error {
 			size = r.need
 		}
 		if r.budget != nil && !r.budget.reserve(int64(size)) {
-			return protoErr("query buffers of all clients would exceed their %d-byte budget", r.budget.Limit)
+			return budgetErr(r.budget.Limit, 0)
 		}
 		nb := make([]byte, size)
 		r.w = copy(nb, r.buf[r.r:r.w])
@@ -415,7 +422,7 @@ func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 		if end+2 > len(buf) {
 			if need := end + 2 - base; need > len(r.buf) {
 				if r.budget != nil && !r.budget.fits(int64(need)-r.held) {
-					return nil, 0, protoErr("query buffers of all clients would exceed their %d-byte budget (this command needs %d bytes)", r.budget.Limit, need)
+					return nil, 0, budgetErr(r.budget.Limit, need)
 				}
 				r.need = need
 			}
