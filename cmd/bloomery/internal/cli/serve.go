@@ -23,11 +23,13 @@ var serveCmd = &command{
 	summary: "run the Redis-protocol filter server (RedisBloom-compatible BF.* and CF.*)",
 	usage: `bloomery serve [--addr HOST:PORT] [--dir DIR] [--appendfsync always|everysec|no]
        [--requirepass PASS | --requirepass-file FILE] [--maxmemory BYTES] [--maxclients N]
+       [--max-query-buffer BYTES] [--client-output-buffer-limit "HARD SOFT SECONDS"]
        [--metrics-addr HOST:PORT] [--log-level debug|info|warn|error]
 
 Every flag has an environment variable (BLOOMERY_ADDR, BLOOMERY_DIR,
 BLOOMERY_APPENDFSYNC, BLOOMERY_REQUIREPASS, BLOOMERY_REQUIREPASS_FILE,
-BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_METRICS_ADDR,
+BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_MAX_QUERY_BUFFER,
+BLOOMERY_CLIENT_OUTPUT_BUFFER_LIMIT, BLOOMERY_METRICS_ADDR,
 BLOOMERY_LOG_LEVEL); a flag on the command line wins. SIGINT or SIGTERM
 shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 	flags: serveFlags,
@@ -37,6 +39,7 @@ shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 type serveOpts struct {
 	addr, dir, fsync, pass, passFile, maxmem, metrics, level string
 	maxclients                                               int
+	maxQueryBuf, outputLimit                                 string
 }
 
 func envOr(name, def string) string {
@@ -54,6 +57,8 @@ func serveFlags(fs *flag.FlagSet) any {
 	fs.StringVar(&o.pass, "requirepass", envOr("BLOOMERY_REQUIREPASS", ""), "password clients must AUTH with (prefer the env var or --requirepass-file: flags show in ps)")
 	fs.StringVar(&o.passFile, "requirepass-file", envOr("BLOOMERY_REQUIREPASS_FILE", ""), "file holding the password (first line)")
 	fs.StringVar(&o.maxmem, "maxmemory", envOr("BLOOMERY_MAXMEMORY", "0"), "memory limit for filters, e.g. 512mb, 2gb (0 = none)")
+	fs.StringVar(&o.maxQueryBuf, "max-query-buffer", envOr("BLOOMERY_MAX_QUERY_BUFFER", "0"), "total bytes all clients' query buffers may hold (0 = maxmemory, none without it)")
+	fs.StringVar(&o.outputLimit, "client-output-buffer-limit", envOr("BLOOMERY_CLIENT_OUTPUT_BUFFER_LIMIT", "0 8mb 10"), "per-client reply limits \"HARD SOFT SECONDS\": close at HARD pending bytes, or past SOFT for SECONDS (0 = no limit)")
 	mc, _ := strconv.Atoi(envOr("BLOOMERY_MAXCLIENTS", "10000"))
 	fs.IntVar(&o.maxclients, "maxclients", mc, "maximum simultaneous clients")
 	fs.StringVar(&o.metrics, "metrics-addr", envOr("BLOOMERY_METRICS_ADDR", ""), "address of the Prometheus /metrics listener (empty = off)")
@@ -82,6 +87,34 @@ func parseBytes(s string) (uint64, error) {
 	return n * mult, nil
 }
 
+// parseOutputLimit reads "HARD SOFT SECONDS" (Redis's
+// client-output-buffer-limit for normal clients, byte sizes as
+// parseBytes). 0 turns a limit off; the soft limit off is returned as
+// -1 (server.Config's "none").
+func parseOutputLimit(s string) (hard, soft int64, d time.Duration, err error) {
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return 0, 0, 0, fmt.Errorf("want \"HARD SOFT SECONDS\", e.g. \"0 8mb 10\", got %q", s)
+	}
+	h, err := parseBytes(f[0])
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	so, err := parseBytes(f[1])
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	secs, err := strconv.ParseUint(f[2], 10, 32)
+	if err != nil || (so > 0 && secs == 0) {
+		return 0, 0, 0, fmt.Errorf("bad SECONDS %q (a positive integer with a soft limit)", f[2])
+	}
+	hard, soft = int64(min(h, 1<<62)), int64(min(so, 1<<62))
+	if soft == 0 {
+		soft = -1
+	}
+	return hard, soft, time.Duration(secs) * time.Second, nil
+}
+
 func runServe(e *env, opts any, args []string) error {
 	o := opts.(*serveOpts)
 	if len(args) > 0 {
@@ -95,6 +128,14 @@ func runServe(e *env, opts any, args []string) error {
 	maxmem, err := parseBytes(o.maxmem)
 	if err != nil {
 		return usagef("--maxmemory: %v", err)
+	}
+	maxQueryBuf, err := parseBytes(o.maxQueryBuf)
+	if err != nil {
+		return usagef("--max-query-buffer: %v", err)
+	}
+	outHard, outSoft, outTime, err := parseOutputLimit(o.outputLimit)
+	if err != nil {
+		return usagef("--client-output-buffer-limit: %v", err)
 	}
 	pass := o.pass
 	if o.passFile != "" {
@@ -114,6 +155,7 @@ func runServe(e *env, opts any, args []string) error {
 	srv, err := server.New(server.Config{
 		Dir: o.dir, AppendFsync: o.fsync, Password: pass, MaxMemory: maxmem,
 		MaxClients: o.maxclients, Addr: o.addr, Logger: logger,
+		MaxQueryBuffer: int64(min(maxQueryBuf, 1<<62)), OutputHard: outHard, OutputSoft: outSoft, OutputSoftTime: outTime,
 	})
 	if err != nil {
 		return err
