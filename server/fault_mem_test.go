@@ -291,7 +291,6 @@ func TestSlowConsumersDisconnected(t *testing.T) {
 	c.expect("OK", "BLOOMERY.RESERVE", "f", "blocked", "2000000", "0.01")
 	dump := len(c.do("BLOOMERY.DUMP", "f").([]byte))
 	base := heapInuse()
-	var ncs []net.Conn
 	for range 20 {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -301,7 +300,6 @@ func TestSlowConsumersDisconnected(t *testing.T) {
 		for range 8 {
 			nc.Write(encode("BLOOMERY.DUMP", "f"))
 		}
-		ncs = append(ncs, nc)
 	}
 	var peak uint64
 	deadline := time.Now().Add(5 * time.Second)

@@ -12,12 +12,15 @@ import (
 
 // Memory accounting outside the keyspace. maxmemory is checked against
 // the keyspace (filters and key names) plus what is counted here: every
-// connection's query buffer (charged to a resp.Budget by its Reader), its
-// reply buffer (charged by the connection when the buffer's capacity
-// changes, at most twice a flush) and the log's in-memory buffer
-// (sampled every aofSampleEvery, since reading it takes the log's lock).
-// Every update is one atomic add, made only when a buffer is allocated,
-// grown or released; the memory gate reads three atomics.
+// connection's query buffer (charged to a resp.Budget by its Reader) and
+// its reply buffer (charged by the connection when the buffer's capacity
+// changes, at most twice a flush). Every update is one atomic add, made
+// only when a buffer is allocated, grown or released; the memory gate
+// reads two atomics. The log's in-memory buffer is part of used_memory
+// (INFO, metrics) but, as in Redis, not of the gate: it holds commands
+// already admitted, is written out before their replies, and what it
+// keeps for reuse (at most 1 MiB twice) would otherwise refuse writes
+// under a small maxmemory for memory no write can free.
 
 // Default output-buffer limits (Config.OutputSoft, OutputSoftTime).
 const (
@@ -25,12 +28,9 @@ const (
 	DefaultOutputSoftTime = 10 * time.Second
 )
 
-const aofSampleEvery = 100 * time.Millisecond
-
 type memAccount struct {
 	query  resp.Budget
 	output atomic.Int64 // reply buffers' capacity
-	aofBuf atomic.Int64 // the log's buffers, sampled
 	// Connections closed for exceeding a limit (INFO stats).
 	queryRefused atomic.Uint64
 	outputClosed atomic.Uint64
@@ -39,21 +39,7 @@ type memAccount struct {
 // overhead is Env.Overhead: the memory counted against maxmemory outside
 // the keyspace.
 func (s *Server) overhead() uint64 {
-	return uint64(max(0, s.mem.query.Used()) + max(0, s.mem.output.Load()) + max(0, s.mem.aofBuf.Load()))
-}
-
-// sampleLog keeps mem.aofBuf current until the server shuts down.
-func (s *Server) sampleLog() {
-	t := time.NewTicker(aofSampleEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-			s.mem.aofBuf.Store(s.aof.BufferBytes())
-		}
-	}
+	return uint64(max(0, s.mem.query.Used()) + max(0, s.mem.output.Load()))
 }
 
 // accountOutput charges a change of the connection's reply-buffer

@@ -47,7 +47,8 @@ type Config struct {
 	Password string
 	// MaxMemory bounds the memory the server holds, in bytes (0 =
 	// unlimited): the filters, the key names, the clients' query and
-	// reply buffers and the log's buffer. Commands that would create or
+	// reply buffers (INFO used_memory also shows the log's buffer, which
+	// is not checked, as in Redis). Commands that would create or
 	// grow a filter past it, and every command that may add data while
 	// the total is over it, fail with Redis's OOM error.
 	MaxMemory uint64
@@ -168,7 +169,6 @@ func New(cfg Config) (*Server, error) {
 	if err := s.load(); err != nil {
 		return nil, err
 	}
-	go s.sampleLog()
 	return s, nil
 }
 

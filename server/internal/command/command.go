@@ -63,7 +63,7 @@ type Env struct {
 	// server allocate when MaxMemory is 0.
 	MaxFilterBytes uint64
 	// Overhead, when set, is the memory the server holds outside the
-	// keyspace (client query and output buffers, the log buffer), counted
+	// keyspace (client query and output buffers), counted
 	// with the keyspace against MaxMemory. It must be cheap (atomic loads)
 	// and safe for concurrent use: the memory gate calls it.
 	Overhead func() uint64

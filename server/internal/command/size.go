@@ -12,7 +12,7 @@ import (
 // configuration allows (over MaxFilterBytes without a maxmemory) gets
 // -ERR, one over maxmemory or over what is left of it gets Redis's -OOM.
 // The memory counted is the keyspace (values and key names) plus
-// Env.Overhead (client buffers, the log buffer).
+// Env.Overhead (client buffers).
 
 // used is the memory counted against MaxMemory. The caller holds the
 // keyspace lock.
