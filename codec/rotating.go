@@ -6,6 +6,7 @@ import (
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/fpmath"
 	"github.com/bloomery/bloomery/rotating"
 )
 
@@ -46,23 +47,22 @@ func rotatingParams(n int, p float64, h hashing.Hasher) rotating.Params {
 }
 
 // planRotating sizes a window whose generations can each hold all n keys,
-// at p/6 each.
+// at p/6 each. It computes the sizes without allocating the filter.
 func planRotating(n int, p float64) (Plan, error) {
 	if n <= 0 {
 		return Plan{}, fmt.Errorf("codec: rotating for %d keys: %w", n, bloomery.ErrInvalidParams)
 	}
-	f, err := rotating.New(rotatingParams(n, p, hashing.Hasher{}))
+	bytes, k, err := rotating.Size(rotatingParams(n, p, hashing.Hasher{}))
 	if err != nil {
 		return Plan{}, err
 	}
-	s := f.Stats()
-	g := f.Generations()[0]
+	genBits := 8 * float64(bytes/rotatingGenerations)
 	return Plan{
 		Kind:       bloomery.KindRotating,
-		BitsPerKey: 8 * float64(f.SizeBytes()) / float64(n),
-		Bytes:      int64(f.SizeBytes()),
-		HashFuncs:  s.HashFuncs,
-		FPR:        1 - pow(1-g.DesignFPR, rotatingGenerations),
+		BitsPerKey: 8 * float64(bytes) / float64(n),
+		Bytes:      int64(bytes),
+		HashFuncs:  k,
+		FPR:        1 - pow(1-fpmath.StandardFPR(genBits, float64(n), k), rotatingGenerations),
 		CacheLines: 2 * rotatingGenerations,
 		Mutability: Insert,
 		Note:       "one Bloom query per generation; keys expire after 50-60 min",

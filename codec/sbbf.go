@@ -5,6 +5,7 @@ import (
 
 	"github.com/bloomery/bloomery"
 	"github.com/bloomery/bloomery/hashing"
+	"github.com/bloomery/bloomery/internal/fpmath"
 	"github.com/bloomery/bloomery/sbbf"
 )
 
@@ -24,21 +25,22 @@ func init() {
 	})
 }
 
+// planSBBF sizes the filter without allocating it.
 func planSBBF(n int, p float64) (Plan, error) {
-	f, err := sbbf.New(sbbf.Params{Capacity: n, FPR: p})
+	bytes, err := sbbf.Size(sbbf.Params{Capacity: n, FPR: p})
 	if err != nil {
 		return Plan{}, err
 	}
-	s := f.Stats()
+	blocks := bytes / sbbf.BlockBytes
 	return Plan{
 		Kind:       bloomery.KindSBBF,
-		BitsPerKey: s.BitsPerKey,
-		Bytes:      int64(f.SizeBytes()),
+		BitsPerKey: float64(bytes) * 8 / float64(n),
+		Bytes:      int64(bytes),
 		HashFuncs:  8,
-		FPR:        s.DesignFPR,
+		FPR:        fpmath.SBBFFPR(float64(n) / float64(blocks)),
 		CacheLines: 1,
 		Mutability: Insert,
-		Note:       fmt.Sprintf("%d blocks; Poisson sizing (Arrow's would use %d bytes)", f.NumBlocks(), sbbf.ArrowBytes(n, p)),
+		Note:       fmt.Sprintf("%d blocks; Poisson sizing (Arrow's would use %d bytes)", blocks, sbbf.ArrowBytes(n, p)),
 	}, nil
 }
 

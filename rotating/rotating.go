@@ -148,8 +148,35 @@ func (p Params) resolve() (Params, time.Duration, int, error) {
 	return p, genLen, capacity, nil
 }
 
+// Size returns the bytes of the bit arrays New(p) would allocate (what
+// SizeBytes reports for the new filter) and the probe count of each
+// generation, without allocating anything. Its errors are New's. Cost:
+// one Bloom sizing, O(1) in the capacity.
+func Size(p Params) (bytes uint64, k int, err error) {
+	p, _, capacity, err := p.resolve()
+	if err != nil {
+		return 0, 0, err
+	}
+	bp := bloom.Params{Capacity: capacity, FPR: p.FPR / float64(p.Generations), Hasher: p.Hasher}
+	var per uint64
+	if p.Blocked {
+		blocks, bk, err := bloom.BlockedSize(bp)
+		if err != nil {
+			return 0, 0, fmt.Errorf("rotating: generation: %w", err)
+		}
+		per, k = bloom.BlockedRawSize(blocks), bk
+	} else {
+		m, bk, err := bloom.Size(bp)
+		if err != nil {
+			return 0, 0, fmt.Errorf("rotating: generation: %w", err)
+		}
+		per, k = m/8, bk
+	}
+	return per * uint64(p.Generations), k, nil
+}
+
 // New returns an empty rotating filter whose newest generation opens now.
-// It allocates all N generations.
+// It allocates all N generations (Size tells how much, beforehand).
 func New(p Params) (*Filter, error) {
 	p, genLen, capacity, err := p.resolve()
 	if err != nil {

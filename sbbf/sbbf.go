@@ -165,27 +165,40 @@ var (
 	_ bloomery.BatchQuerier = (*Filter)(nil)
 )
 
-// New returns an empty filter sized by p.
-func New(p Params) (*Filter, error) {
+// Size returns the bitset bytes New(p) would allocate (32 per block),
+// without allocating. Its errors are New's. Cost: O(1).
+func Size(p Params) (bytes int, err error) {
+	z, err := blocksFor(p)
+	if err != nil {
+		return 0, err
+	}
+	if err := bloomery.CheckTableBytes("sbbf", uint64(z)*BlockBytes); err != nil {
+		return 0, err
+	}
+	return z * BlockBytes, nil
+}
+
+// blocksFor returns the number of blocks New(p) allocates.
+func blocksFor(p Params) (int, error) {
 	if p.Capacity < 0 {
-		return nil, fmt.Errorf("sbbf: capacity %d: %w", p.Capacity, bloomery.ErrInvalidParams)
+		return 0, fmt.Errorf("sbbf: capacity %d: %w", p.Capacity, bloomery.ErrInvalidParams)
 	}
 	var z int
 	switch {
 	case p.Bytes != 0:
 		if p.Bytes < 0 || p.Bytes%BlockBytes != 0 || p.Bytes/BlockBytes > MaxBlocks {
-			return nil, fmt.Errorf("sbbf: %d bytes is not a positive multiple of 32 below 2^36: %w", p.Bytes, bloomery.ErrInvalidParams)
+			return 0, fmt.Errorf("sbbf: %d bytes is not a positive multiple of 32 below 2^36: %w", p.Bytes, bloomery.ErrInvalidParams)
 		}
 		z = p.Bytes / BlockBytes
 	case p.Capacity == 0:
-		return nil, fmt.Errorf("sbbf: zero capacity and no size: %w", bloomery.ErrInvalidParams)
+		return 0, fmt.Errorf("sbbf: zero capacity and no size: %w", bloomery.ErrInvalidParams)
 	case p.BitsPerKey != 0:
 		if !(p.BitsPerKey > 0 && p.BitsPerKey <= 1<<16) {
-			return nil, fmt.Errorf("sbbf: bits/key %v: %w", p.BitsPerKey, bloomery.ErrInvalidParams)
+			return 0, fmt.Errorf("sbbf: bits/key %v: %w", p.BitsPerKey, bloomery.ErrInvalidParams)
 		}
 		zf := math.Ceil(float64(p.Capacity) * p.BitsPerKey / 256)
 		if zf > MaxBlocks {
-			return nil, fmt.Errorf("sbbf: %d keys at %v bits/key exceed 2^31 blocks: %w", p.Capacity, p.BitsPerKey, bloomery.ErrInvalidParams)
+			return 0, fmt.Errorf("sbbf: %d keys at %v bits/key exceed 2^31 blocks: %w", p.Capacity, p.BitsPerKey, bloomery.ErrInvalidParams)
 		}
 		z = max(int(zf), 1)
 	default:
@@ -194,19 +207,28 @@ func New(p Params) (*Filter, error) {
 			fpr = 0.01
 		}
 		if !(fpr > 0 && fpr < 1) {
-			return nil, fmt.Errorf("sbbf: FPR %v outside (0, 1): %w", p.FPR, bloomery.ErrInvalidParams)
+			return 0, fmt.Errorf("sbbf: FPR %v outside (0, 1): %w", p.FPR, bloomery.ErrInvalidParams)
 		}
 		switch p.Sizing {
 		case SizingPoisson:
 			z = Blocks(p.Capacity, fpr)
 			if z == MaxBlocks {
-				return nil, fmt.Errorf("sbbf: %d keys at FPR %v need 2^31 blocks or more: %w", p.Capacity, fpr, bloomery.ErrInvalidParams)
+				return 0, fmt.Errorf("sbbf: %d keys at FPR %v need 2^31 blocks or more: %w", p.Capacity, fpr, bloomery.ErrInvalidParams)
 			}
 		case SizingArrow:
 			z = ArrowBytes(p.Capacity, fpr) / BlockBytes
 		default:
-			return nil, fmt.Errorf("sbbf: unknown sizing %d: %w", p.Sizing, bloomery.ErrInvalidParams)
+			return 0, fmt.Errorf("sbbf: unknown sizing %d: %w", p.Sizing, bloomery.ErrInvalidParams)
 		}
+	}
+	return z, nil
+}
+
+// New returns an empty filter sized by p.
+func New(p Params) (*Filter, error) {
+	z, err := blocksFor(p)
+	if err != nil {
+		return nil, err
 	}
 	h := p.Hasher
 	if h == (hashing.Hasher{}) {

@@ -127,6 +127,24 @@ func (f *Filter) linkSize(i int) (bits uint64, k int, err error) {
 	return bloom.Size(bp)
 }
 
+// LinkBytes returns the bit-array bytes of link i (0 = the first) of a
+// filter with parameters p, as New and growth would allocate it, without
+// allocating. Its errors are New's for an invalid p, or wrap
+// bloomery.ErrFull when link i cannot exist (capacity overflow, error
+// underflow). Cost: one Bloom sizing.
+func LinkBytes(p Params, i int) (uint64, error) {
+	p = p.withDefaults()
+	if err := p.validate(); err != nil {
+		return 0, err
+	}
+	f := &Filter{p: p}
+	bits, _, err := f.linkSize(i)
+	if err != nil {
+		return 0, err
+	}
+	return bits / 8, nil
+}
+
 // NextLinkBytes returns the bit-array bytes of the link the next new key
 // would append (its newest link is full and the chain scales), 0 when the
 // next add does not grow the chain or the chain cannot grow. It lets an

@@ -37,6 +37,8 @@ type conn struct {
 	waitSince atomic.Int64
 	authed    atomic.Bool
 	expired   bool
+	// outHeld is the reply buffer capacity charged to s.mem.output.
+	outHeld int64
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -50,6 +52,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 		src = &activityReader{src: rw, clock: &s.clock, wait: &c.waitSince}
 	}
 	c.rd = resp.NewReader(src, resp.Limits{MaxBulk: s.cfg.MaxBulk, MaxArgs: s.cfg.MaxArgs, MaxQuery: s.cfg.MaxQuery})
+	c.rd.SetBudget(&s.mem.query)
 	c.cc = &command.Conn{ID: s.nextID.Add(1), Addr: nc.RemoteAddr().String(), W: resp.NewWriter(rw)}
 	if s.cfg.Password != "" {
 		c.rd.SetUnauthenticated(true)
@@ -79,6 +82,7 @@ func (c *conn) serve() {
 	s := c.s
 	defer func() {
 		c.nc.Close()
+		c.releaseMemory()
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
@@ -91,6 +95,10 @@ func (c *conn) serve() {
 			var pe *resp.ProtocolError
 			if errors.As(err, &pe) {
 				w.Error(pe.Error())
+				if pe.OverBudget() {
+					s.mem.queryRefused.Add(1)
+					s.log.Warn("query buffer budget exhausted; request refused and connection closed", "client", c.cc.Addr, "err", pe.Msg)
+				}
 				s.log.Debug("protocol error; closing connection", "client", c.cc.Addr, "err", pe.Msg)
 			} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed) {
 				s.log.Debug("read error", "client", c.cc.Addr, "err", err)
@@ -103,7 +111,13 @@ func (c *conn) serve() {
 		}
 		c.cc.Raw = c.rd.Raw()
 		s.env.Exec(c.cc, args)
+		// Drop the reference to the request's bytes: after a large one,
+		// the reader's buffer can be freed while the client idles.
+		c.cc.Raw = nil
 		if c.authWait > 0 && !c.holdAuth() { // a wrong password (auththrottle.go)
+			return
+		}
+		if c.overHard() {
 			return
 		}
 		if c.cc.Close {
@@ -142,8 +156,8 @@ func (c *conn) flush() bool {
 		}
 		c.logged = c.cc.LogOff
 	}
-	if err := c.cc.W.Flush(); err != nil {
-		return false
-	}
-	return true
+	c.accountOutput()
+	err := c.writeReplies()
+	c.accountOutput()
+	return err == nil
 }

@@ -44,9 +44,20 @@ func (h hooks) Info(section string) string {
 	case "memory":
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		used := s.store.Used()
+		s.store.RLock()
+		dataset := s.store.Used()
+		s.store.RUnlock()
+		query, output := uint64(max(0, s.mem.query.Used())), uint64(max(0, s.mem.output.Load()))
+		aofBuf := uint64(s.aof.BufferBytes())
+		used := dataset + query + output + aofBuf
 		f("used_memory", used)
 		f("used_memory_human", human(used))
+		f("used_memory_dataset", dataset)
+		f("mem_clients_normal", query+output)
+		f("mem_client_query_buffers", query)
+		f("mem_client_output_buffers", output)
+		f("mem_aof_buffer", aofBuf)
+		f("client_query_buffer_budget", s.mem.query.Limit)
 		f("used_memory_heap", ms.HeapAlloc)
 		f("used_memory_sys", ms.Sys)
 		f("maxmemory", s.cfg.MaxMemory)
@@ -69,6 +80,8 @@ func (h hooks) Info(section string) string {
 		f("total_connections_received", s.totalConns.Load())
 		f("total_commands_processed", s.env.TotalCommands.Load())
 		f("rejected_connections", s.rejectedConns.Load())
+		f("client_query_buffer_limit_disconnections", s.mem.queryRefused.Load())
+		f("client_output_buffer_limit_disconnections", s.mem.outputClosed.Load())
 		f("loaded_keys", s.loadedKeys)
 		f("replayed_commands", s.loadedCommands)
 	case "keyspace":

@@ -45,9 +45,28 @@ type Config struct {
 	// Password, when set, is required (AUTH or HELLO AUTH) before any
 	// command but AUTH, HELLO and QUIT.
 	Password string
-	// MaxMemory bounds the filters' memory in bytes (0 = unlimited).
-	// Commands that would exceed it fail with Redis's OOM error.
+	// MaxMemory bounds the memory the server holds, in bytes (0 =
+	// unlimited): the filters, the key names, the clients' query and
+	// reply buffers (INFO used_memory also shows the log's buffer, which
+	// is not checked, as in Redis). Commands that would create or
+	// grow a filter past it, and every command that may add data while
+	// the total is over it, fail with Redis's OOM error.
 	MaxMemory uint64
+	// MaxQueryBuffer bounds the bytes all clients' query buffers hold
+	// together: a request whose declared length (or buffer growth) would
+	// pass it is refused and its connection closed, before the server
+	// allocates for it. 0 means MaxMemory (no bound without one); < 0
+	// means none.
+	MaxQueryBuffer int64
+	// OutputHard, OutputSoft and OutputSoftTime limit each client's
+	// pending replies, like Redis's client-output-buffer-limit: a client
+	// with more than OutputHard bytes of replies pending is closed at once
+	// (0 = no hard limit, the default); one with more than OutputSoft
+	// pending must read them within OutputSoftTime or is closed (defaults
+	// DefaultOutputSoft and DefaultOutputSoftTime; OutputSoft < 0 turns
+	// the soft limit off). Closing is logged.
+	OutputHard, OutputSoft int64
+	OutputSoftTime         time.Duration
 	// MaxClients caps simultaneous connections (default 10000).
 	MaxClients int
 	// MaxBulk, MaxArgs and MaxQuery bound one request: bytes of one
@@ -95,6 +114,7 @@ type Server struct {
 	mu        sync.Mutex
 	conns     map[*conn]struct{}
 	listeners map[net.Listener]struct{}
+	mem       memAccount
 	closing   bool
 	nextID    atomic.Int64
 
@@ -155,6 +175,15 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	cfg.MaxClients = fitMaxClients(cfg.MaxClients, cfg.Logger)
+	if cfg.MaxQueryBuffer == 0 && cfg.MaxMemory > 0 {
+		cfg.MaxQueryBuffer = int64(min(cfg.MaxMemory, 1<<62))
+	}
+	if cfg.OutputSoft == 0 {
+		cfg.OutputSoft = DefaultOutputSoft
+	}
+	if cfg.OutputSoftTime <= 0 {
+		cfg.OutputSoftTime = DefaultOutputSoftTime
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
 	}
@@ -164,9 +193,10 @@ func New(cfg Config) (*Server, error) {
 		started: time.Now(), done: make(chan struct{}),
 	}
 	s.lastSaveOK.Store(true)
+	s.mem.query.Limit = max(0, cfg.MaxQueryBuffer)
 	s.env = &command.Env{
 		Store: s.store, Hooks: hooks{s}, Password: cfg.Password, MaxMemory: cfg.MaxMemory,
-		MaxFilterBytes: 8 << 30, Started: s.started, Keys: cfg.Keys,
+		MaxFilterBytes: 8 << 30, Started: s.started, Keys: cfg.Keys, Overhead: s.overhead,
 	}
 	if err := s.load(); err != nil {
 		return nil, err
@@ -454,6 +484,10 @@ func (h hooks) Config(name string) (string, bool) {
 		return fmt.Sprint(s.cfg.MaxMemory), true
 	case "maxmemory-policy":
 		return "noeviction", true
+	case "client-output-buffer-limit":
+		return fmt.Sprintf("normal %d %d %d", max(0, s.cfg.OutputHard), max(0, s.cfg.OutputSoft), int64(s.cfg.OutputSoftTime.Seconds())), true
+	case "client-query-buffer-budget":
+		return fmt.Sprint(s.mem.query.Limit), true
 	case "databases":
 		return "1", true
 	case "bind":

@@ -44,7 +44,7 @@ func (x *Ctx) memLimit() uint64 {
 	if x.MaxMemory == 0 || x.Replaying {
 		return x.MaxFilterBytes
 	}
-	if u := x.Store.Used(); u < x.MaxMemory {
+	if u := x.used(); u < x.MaxMemory {
 		return x.MaxMemory - u
 	}
 	return 0
@@ -69,8 +69,7 @@ type bfParams struct {
 var bfDefaults = bfParams{keyspace.BloomDefaultCapacity, keyspace.BloomDefaultError, keyspace.BloomDefaultExpansion}
 
 func (x *Ctx) createBloom(key []byte, p bfParams) (keyspace.Bloom, bool) {
-	if need := keyspace.NewBloomSize(p.capacity, p.err, p.expansion); need > x.memLimit() {
-		x.Error(errOOM)
+	if !x.admitKey(key, keyspace.NewBloomSize(p.capacity, p.err, p.expansion)) {
 		return keyspace.Bloom{}, false
 	}
 	c, err := keyspace.NewBloomFilter(p.capacity, p.err, p.expansion)
@@ -588,7 +587,7 @@ func bfLoadChunk(x *Ctx) bool {
 			x.Error(errNotFound)
 			return false
 		}
-		c, err := keyspace.BloomFromHeader(data, x.memLimit())
+		c, err := keyspace.BloomFromHeader(data, x.budgetFor(x.Args[1]))
 		if err != nil {
 			x.Error(errBadData)
 			return false

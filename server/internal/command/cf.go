@@ -41,8 +41,7 @@ var cfDefaults = rbcuckoo.Params{
 }
 
 func (x *Ctx) createCuckoo(key []byte, p rbcuckoo.Params) (keyspace.Cuckoo, bool) {
-	if rbcuckoo.SlotBytes(p)+56 > x.memLimit() {
-		x.Error(errOOM)
+	if !x.admitKey(key, rbcuckoo.SlotBytes(p)+56) {
 		return keyspace.Cuckoo{}, false
 	}
 	f, err := rbcuckoo.New(p)
@@ -384,7 +383,7 @@ func cfLoadChunk(x *Ctx) bool {
 			x.Error("Invalid header")
 			return false
 		}
-		f, err := rbcuckoo.FromHeader(data, x.memLimit())
+		f, err := rbcuckoo.FromHeader(data, x.budgetFor(x.Args[1]))
 		if err != nil {
 			x.Error("Couldn't create filter!")
 			return false

@@ -64,6 +64,11 @@ type Env struct {
 	MaxFilterBytes uint64
 	// Keys are the SipHash keys KEYID may name (the server's key file).
 	Keys map[string][16]byte
+	// Overhead, when set, is the memory the server holds outside the
+	// keyspace (client query and output buffers), counted
+	// with the keyspace against MaxMemory. It must be cheap (atomic loads)
+	// and safe for concurrent use: the memory gate calls it.
+	Overhead func() uint64
 	// Replaying is set while the log is replayed: nothing is logged and
 	// the memory gate is off.
 	Replaying bool
@@ -327,7 +332,11 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	}
 	if spec.Flags&fDenyOOM != 0 && e.MaxMemory > 0 && !e.Replaying {
 		e.Store.RLock()
-		over := e.Store.Used() > e.MaxMemory
+		used := e.Store.Used()
+		if e.Overhead != nil {
+			used += e.Overhead()
+		}
+		over := used > e.MaxMemory
 		e.Store.RUnlock()
 		if over {
 			st.errors.Add(1)
@@ -365,6 +374,9 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	default:
 		spec.Run(x)
 	}
+	// Forget the arguments (they point into the connection's read
+	// buffer, which may be a large one about to be released).
+	x.Args, x.LogArgs = nil, nil
 	if timed {
 		st.hist.Observe(time.Since(start))
 	}

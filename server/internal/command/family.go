@@ -123,8 +123,7 @@ func parseSizeFPR(x *Ctx, capB, fprB []byte) (int, float64, bool) {
 }
 
 func (x *Ctx) store(key []byte, f bloomery.Filter, k *[16]byte) bool {
-	if uint64(f.SizeBytes()) > x.memLimit() {
-		x.Error(errOOM)
+	if !x.admitKey(key, uint64(f.SizeBytes())) {
 		return false
 	}
 	v := keyspace.NewFamily(f, k)
@@ -174,9 +173,7 @@ func famReserve(x *Ctx) bool {
 	if !x.needAbsent(a[1]) {
 		return false
 	}
-	plan, err := fam.Plan(n, p)
-	if err == nil && uint64(plan.Bytes) > x.memLimit() {
-		x.Error(errOOM)
+	if plan, err := fam.Plan(n, p); err == nil && !x.admitKey(a[1], uint64(plan.Bytes)) {
 		return false
 	}
 	f, err := fam.New(n, p, hasherFor(k))
@@ -224,10 +221,14 @@ func famWindow(x *Ctx) bool {
 	if !x.needAbsent(a[1]) {
 		return false
 	}
-	f, err := rotating.New(rotating.Params{
+	rp := rotating.Params{
 		Window: time.Duration(secs * float64(time.Second)), Generations: gens,
 		Capacity: n, FPR: p, Hasher: hasherFor(k),
-	})
+	}
+	if need, _, err := rotating.Size(rp); err == nil && !x.admitKey(a[1], need) {
+		return false
+	}
+	f, err := rotating.New(rp)
 	if err != nil {
 		x.Error("ERR " + err.Error())
 		return false
@@ -253,11 +254,26 @@ func famAdd(x *Ctx) bool {
 	}
 	seen := eq(x.Args[0], "bloomery.seen")
 	ia, hasIA := v.F.(ifAbsent)
+	nl, grows := v.F.(nextLinker)
 	items := x.Args[2:]
 	old := uint64(v.F.SizeBytes())
 	x.W.Array(len(items))
 	dirty := false
-	for _, it := range items {
+	refused := 0
+	for i, it := range items {
+		if grows {
+			if next := nl.NextLinkBytes(); next > 0 && !v.F.Contains(it) && next+64 > x.memLimit() {
+				// The item would append a link that does not fit: it is
+				// refused (and left out of the log), the others go on.
+				x.W.Error(errOOM)
+				x.failed = true
+				refused++
+				continue
+			}
+			if refused > 0 {
+				items[i-refused] = it
+			}
+		}
 		var added bool
 		if seen && hasIA {
 			added = ia.AddIfAbsent(it)
@@ -269,6 +285,11 @@ func famAdd(x *Ctx) bool {
 	}
 	if now := uint64(v.F.SizeBytes()); now != old {
 		x.Store.Grew(old, now)
+	}
+	if refused > 0 {
+		// Items are the tail of x.Args, moved to its front above; x.Args
+		// is not used after the command.
+		x.LogArgs = x.Args[:len(x.Args)-refused]
 	}
 	return dirty
 }
@@ -301,14 +322,10 @@ func famDel(x *Ctx) bool {
 func famLoad(x *Ctx) bool {
 	// Decoders may keep sub-slices of their input, and arguments alias
 	// the connection's read buffer: decode a private copy.
+	if !x.needAbsent(x.Args[1]) || !x.admitKey(x.Args[1], uint64(len(x.Args[2]))) {
+		return false
+	}
 	data := bytes.Clone(x.Args[2])
-	if uint64(len(data)) > x.memLimit() {
-		x.Error(errOOM)
-		return false
-	}
-	if !x.needAbsent(x.Args[1]) {
-		return false
-	}
 	f, err := keyspace.DecodeFilter(data, nil)
 	if err != nil {
 		msg := "ERR bad filter: " + err.Error()
@@ -340,8 +357,7 @@ func famBuild(x *Ctx) bool {
 		return false
 	}
 	items := a[4:]
-	if plan, err := fam.Plan(len(items), p); err == nil && uint64(plan.Bytes) > x.memLimit() {
-		x.Error(errOOM)
+	if plan, err := fam.Plan(len(items), p); err == nil && !x.admitKey(a[1], uint64(plan.Bytes)) {
 		return false
 	}
 	h := hashing.XXH3(0)

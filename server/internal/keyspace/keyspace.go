@@ -106,10 +106,23 @@ func (v Family) MemBytes() uint64      { return uint64(v.F.SizeBytes()) }
 func (v Family) Counters() *Counters   { return v.C }
 func (v Family) Stats() bloomery.Stats { return v.F.Stats() }
 
+// EntryOverhead is what a key costs besides its name and its value's
+// MemBytes: the map slot (string and interface headers, at the map's load
+// factor), the boxed value and its Counters. It is an estimate of Go's
+// layout, charged so that many small keys cannot hold memory maxmemory
+// does not see.
+const EntryOverhead = 96
+
+// EntryBytes is what storing a new key of this name costs in the
+// accounting, besides its value: len(key) + EntryOverhead.
+func EntryBytes(key []byte) uint64 { return uint64(len(key)) + EntryOverhead }
+
 // Store is the keyspace. The zero value is not usable; call New.
 type Store struct {
 	sync.RWMutex
-	m    map[string]Value
+	m map[string]Value
+	// used is the accounted memory: every value's MemBytes plus
+	// EntryBytes of every key.
 	used uint64
 	// Dirty counts modifications since the last snapshot.
 	Dirty uint64
@@ -121,10 +134,13 @@ func New() *Store { return &Store{m: make(map[string]Value)} }
 // Get returns the value at key (nil if absent). The caller holds a lock.
 func (s *Store) Get(key []byte) Value { return s.m[string(key)] }
 
-// Set stores v at key, replacing and un-accounting any old value.
+// Set stores v at key, replacing and un-accounting any old value. A new
+// key's name is accounted too (EntryBytes).
 func (s *Store) Set(key []byte, v Value) {
 	if old, ok := s.m[string(key)]; ok {
 		s.used -= old.MemBytes()
+	} else {
+		s.used += EntryBytes(key)
 	}
 	s.m[string(key)] = v
 	s.used += v.MemBytes()
@@ -134,7 +150,7 @@ func (s *Store) Set(key []byte, v Value) {
 func (s *Store) Delete(key []byte) bool {
 	old, ok := s.m[string(key)]
 	if ok {
-		s.used -= old.MemBytes()
+		s.used -= old.MemBytes() + EntryBytes(key)
 		delete(s.m, string(key))
 	}
 	return ok
@@ -152,6 +168,7 @@ func (s *Store) Rename(src, dst []byte) bool {
 	s.Delete(dst)
 	delete(s.m, string(src))
 	s.m[string(dst)] = v
+	s.used += EntryBytes(dst) - EntryBytes(src)
 	return true
 }
 
@@ -167,7 +184,8 @@ func (s *Store) Flush() {
 // Len is the number of keys.
 func (s *Store) Len() int { return len(s.m) }
 
-// Used is the accounted memory in bytes.
+// Used is the accounted memory in bytes: the values' MemBytes and the
+// keys' EntryBytes.
 func (s *Store) Used() uint64 { return s.used }
 
 // Keys returns all keys, sorted (SCAN's stable order).

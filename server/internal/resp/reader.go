@@ -41,7 +41,14 @@ var DefaultLimits = Limits{MaxBulk: DefaultMaxBulk, MaxArgs: DefaultMaxArgs, Max
 // ProtocolError is a malformed or over-limit request. Its Error text is the
 // reply Redis sends ("ERR Protocol error: ..."), after which the server
 // closes the connection, as Redis does.
-type ProtocolError struct{ Msg string }
+type ProtocolError struct {
+	Msg    string
+	budget bool // refused by the Budget
+}
+
+// OverBudget reports whether the request was refused because the
+// query-buffer Budget was exhausted (not because it was malformed).
+func (e *ProtocolError) OverBudget() bool { return e.budget }
 
 func (e *ProtocolError) Error() string { return "ERR Protocol error: " + e.Msg }
 
@@ -64,7 +71,12 @@ func IsProtocolError(err error) bool {
 // incomplete command, doubling each time, so memory follows what the peer
 // has sent, never what it announced (a peer announcing a 500 MB argument
 // and sending 3 bytes costs nothing). A buffer that grew past bigBuffer is
-// released when it drains.
+// released when it drains, or replaced by a small one when what is left
+// in it fits, and the Reader keeps no slice of a released buffer (the GC
+// can free it as soon as the caller drops the last command's arguments).
+// With a Budget (SetBudget), the buffer is charged to it and a command
+// that would take the budget past its limit is refused before the buffer
+// grows.
 //
 // A multibulk command received in pieces is parsed incrementally: the
 // arguments already parsed are kept as offsets from the command's start,
@@ -92,6 +104,12 @@ type Reader struct {
 	// Offset counts bytes consumed by complete commands (used by log replay
 	// to find the end of the last whole command).
 	Offset int64
+	budget *Budget // nil: none
+	held   int64   // bytes of buf charged to budget
+	// need is the length from r of the pending command up to the end of
+	// the argument being received, when that is past the buffer's end
+	// (else 0): the buffer then grows to it rather than past it.
+	need int
 }
 
 type span struct{ off, n int }
@@ -116,6 +134,36 @@ func NewReader(src io.Reader, lim Limits) *Reader {
 		lim.MaxQuery = DefaultMaxQuery
 	}
 	return &Reader{src: src, lim: lim}
+}
+
+// SetBudget makes the reader charge its buffer to b (see Budget). Call it
+// before the first ReadCommand.
+func (r *Reader) SetBudget(b *Budget) { r.budget = b }
+
+// Release frees the reader's buffer and returns its charge to the budget;
+// the reader must not be used afterwards. A server calls it when the
+// connection ends.
+func (r *Reader) Release() { r.setBuf(nil) }
+
+// BufferCap returns the capacity of the reader's buffer (for tests and
+// diagnostics).
+func (r *Reader) BufferCap() int { return cap(r.buf) }
+
+// setBuf replaces the buffer, moving the budget's charge from the old one
+// to nb (already reserved by the caller when it had to be), and forgets
+// every slice of the old one.
+func (r *Reader) setBuf(nb []byte) {
+	if cap(r.buf) > 0 {
+		// The argument slices of the last command point into the old
+		// buffer: clear them so the GC can free it.
+		clear(r.args[:cap(r.args)])
+		r.raw = nil
+	}
+	r.buf = nb
+	if r.budget != nil {
+		r.budget.charge(int64(cap(nb)) - r.held)
+	}
+	r.held = int64(cap(nb))
 }
 
 // SetUnauthenticated switches the reader to the tight limits Redis applies
@@ -151,7 +199,7 @@ func (r *Reader) ReadCommand() ([][]byte, error) {
 	if r.r == r.w {
 		r.r, r.w = 0, 0
 		if cap(r.buf) > bigBuffer {
-			r.buf = nil
+			r.setBuf(nil)
 		}
 	}
 	for {
@@ -161,6 +209,7 @@ func (r *Reader) ReadCommand() ([][]byte, error) {
 			err  error
 		)
 		if r.w > r.r {
+			r.need = 0
 			if r.buf[r.r] == '*' || r.pending {
 				args, used, err = r.parseMultibulk()
 			} else {
@@ -193,17 +242,35 @@ func (r *Reader) fill() error {
 		return r.err
 	}
 	if r.buf == nil {
-		r.buf = make([]byte, initialBuffer)
+		r.setBuf(make([]byte, initialBuffer))
+	}
+	if r.r > 0 && len(r.buf) > bigBuffer && r.w-r.r <= initialBuffer/2 {
+		// A large command is done and what follows is small: go back to
+		// a small buffer rather than keep the large one.
+		nb := make([]byte, initialBuffer)
+		r.w = copy(nb, r.buf[r.r:r.w])
+		r.r = 0
+		r.setBuf(nb)
 	}
 	if r.r > 0 && len(r.buf)-r.w < len(r.buf)/2 {
 		n := copy(r.buf, r.buf[r.r:r.w])
 		r.r, r.w = 0, n
 	}
 	if r.w == len(r.buf) {
-		nb := make([]byte, 2*len(r.buf))
+		size := 2 * len(r.buf)
+		if r.need > len(r.buf) && r.need < size {
+			size = r.need
+		}
+		if r.budget != nil && !r.budget.reserve(int64(size)) {
+			return budgetErr(r.budget.Limit, 0)
+		}
+		nb := make([]byte, size)
 		r.w = copy(nb, r.buf[r.r:r.w])
 		r.r = 0
-		r.buf = nb
+		if r.budget != nil {
+			r.budget.charge(-int64(size)) // reserved above; setBuf charges it
+		}
+		r.setBuf(nb)
 	}
 	for range 100 {
 		n, err := r.src.Read(r.buf[r.w:])
@@ -353,6 +420,12 @@ func (r *Reader) parseMultibulk() ([][]byte, int, error) {
 		}
 		end := start + blen
 		if end+2 > len(buf) {
+			if need := end + 2 - base; need > len(r.buf) {
+				if r.budget != nil && !r.budget.fits(int64(need)-r.held) {
+					return nil, 0, budgetErr(r.budget.Limit, need)
+				}
+				r.need = need
+			}
 			r.pos, r.total, r.spans = pos-base, total, spans
 			return nil, 0, nil
 		}

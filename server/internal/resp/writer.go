@@ -23,6 +23,10 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w, Proto: 2} }
 // Buffered returns the bytes waiting for Flush.
 func (w *Writer) Buffered() int { return len(w.buf) }
 
+// Cap returns the capacity of the reply buffer: the memory the writer
+// holds (it is released by Flush once past 1 MiB).
+func (w *Writer) Cap() int { return cap(w.buf) }
+
 // Bytes returns the buffered replies (for tests and the log replayer).
 func (w *Writer) Bytes() []byte { return w.buf }
 

@@ -24,14 +24,18 @@ var serveCmd = &command{
 	usage: `bloomery serve [--addr HOST:PORT] [--dir DIR] [--appendfsync always|everysec|no]
        [--requirepass PASS | --requirepass-file FILE] [--maxmemory BYTES] [--maxclients N]
        [--timeout SECONDS] [--auth-timeout SECONDS] [--key-file FILE]
+       [--max-query-buffer BYTES] [--client-output-buffer-limit "HARD SOFT SECONDS"]
        [--metrics-addr HOST:PORT] [--metrics-token TOKEN | --metrics-token-file FILE]
        [--metrics-key-labels hashed|on|off] [--log-level debug|info|warn|error]
 
 Every flag has an environment variable (BLOOMERY_ADDR, BLOOMERY_DIR,
 BLOOMERY_APPENDFSYNC, BLOOMERY_REQUIREPASS, BLOOMERY_REQUIREPASS_FILE,
 BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_TIMEOUT,
-BLOOMERY_AUTH_TIMEOUT, BLOOMERY_KEY_FILE, BLOOMERY_METRICS_ADDR, BLOOMERY_METRICS_TOKEN,
-BLOOMERY_METRICS_TOKEN_FILE, BLOOMERY_METRICS_KEY_LABELS, BLOOMERY_LOG_LEVEL); a flag on the command line wins. SIGINT or SIGTERM
+BLOOMERY_AUTH_TIMEOUT, BLOOMERY_KEY_FILE, BLOOMERY_MAX_QUERY_BUFFER,
+BLOOMERY_CLIENT_OUTPUT_BUFFER_LIMIT, BLOOMERY_METRICS_ADDR,
+BLOOMERY_METRICS_TOKEN, BLOOMERY_METRICS_TOKEN_FILE,
+BLOOMERY_METRICS_KEY_LABELS, BLOOMERY_LOG_LEVEL); a flag on the command
+line wins. SIGINT or SIGTERM
 shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 	flags: serveFlags,
 	run:   runServe,
@@ -43,6 +47,7 @@ type serveOpts struct {
 	timeout, authTimeout                                     int
 	metricsToken, metricsTokenFile, metricsKeyLabels         string
 	keyFile                                                  string
+	maxQueryBuf, outputLimit                                 string
 }
 
 func envOr(name, def string) string {
@@ -60,6 +65,8 @@ func serveFlags(fs *flag.FlagSet) any {
 	fs.StringVar(&o.pass, "requirepass", envOr("BLOOMERY_REQUIREPASS", ""), "password clients must AUTH with (prefer the env var or --requirepass-file: flags show in ps)")
 	fs.StringVar(&o.passFile, "requirepass-file", envOr("BLOOMERY_REQUIREPASS_FILE", ""), "file holding the password (first line)")
 	fs.StringVar(&o.maxmem, "maxmemory", envOr("BLOOMERY_MAXMEMORY", "0"), "memory limit for filters, e.g. 512mb, 2gb (0 = none)")
+	fs.StringVar(&o.maxQueryBuf, "max-query-buffer", envOr("BLOOMERY_MAX_QUERY_BUFFER", "0"), "total bytes all clients' query buffers may hold (0 = maxmemory, none without it)")
+	fs.StringVar(&o.outputLimit, "client-output-buffer-limit", envOr("BLOOMERY_CLIENT_OUTPUT_BUFFER_LIMIT", "0 8mb 10"), "per-client reply limits \"HARD SOFT SECONDS\": close at HARD pending bytes, or past SOFT for SECONDS (0 = no limit)")
 	mc, _ := strconv.Atoi(envOr("BLOOMERY_MAXCLIENTS", "10000"))
 	fs.IntVar(&o.maxclients, "maxclients", mc, "maximum simultaneous clients")
 	to, _ := strconv.Atoi(envOr("BLOOMERY_TIMEOUT", "0"))
@@ -96,6 +103,34 @@ func parseBytes(s string) (uint64, error) {
 	return n * mult, nil
 }
 
+// parseOutputLimit reads "HARD SOFT SECONDS" (Redis's
+// client-output-buffer-limit for normal clients, byte sizes as
+// parseBytes). 0 turns a limit off; the soft limit off is returned as
+// -1 (server.Config's "none").
+func parseOutputLimit(s string) (hard, soft int64, d time.Duration, err error) {
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return 0, 0, 0, fmt.Errorf("want \"HARD SOFT SECONDS\", e.g. \"0 8mb 10\", got %q", s)
+	}
+	h, err := parseBytes(f[0])
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	so, err := parseBytes(f[1])
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	secs, err := strconv.ParseUint(f[2], 10, 32)
+	if err != nil || (so > 0 && secs == 0) {
+		return 0, 0, 0, fmt.Errorf("bad SECONDS %q (a positive integer with a soft limit)", f[2])
+	}
+	hard, soft = int64(min(h, 1<<62)), int64(min(so, 1<<62))
+	if soft == 0 {
+		soft = -1
+	}
+	return hard, soft, time.Duration(secs) * time.Second, nil
+}
+
 func runServe(e *env, opts any, args []string) error {
 	o := opts.(*serveOpts)
 	if len(args) > 0 {
@@ -109,6 +144,14 @@ func runServe(e *env, opts any, args []string) error {
 	maxmem, err := parseBytes(o.maxmem)
 	if err != nil {
 		return usagef("--maxmemory: %v", err)
+	}
+	maxQueryBuf, err := parseBytes(o.maxQueryBuf)
+	if err != nil {
+		return usagef("--max-query-buffer: %v", err)
+	}
+	outHard, outSoft, outTime, err := parseOutputLimit(o.outputLimit)
+	if err != nil {
+		return usagef("--client-output-buffer-limit: %v", err)
 	}
 	pass, err := secretFrom(o.pass, o.passFile, "--requirepass")
 	if err != nil {
@@ -136,6 +179,7 @@ func runServe(e *env, opts any, args []string) error {
 		MaxClients: o.maxclients, Addr: o.addr, Logger: logger,
 		IdleTimeout: time.Duration(o.timeout) * time.Second, AuthTimeout: authTimeout,
 		MetricsToken: metricsToken, MetricsKeyLabels: o.metricsKeyLabels, Keys: keys,
+		MaxQueryBuffer: int64(min(maxQueryBuf, 1<<62)), OutputHard: outHard, OutputSoft: outSoft, OutputSoftTime: outTime,
 	})
 	if err != nil {
 		return err
