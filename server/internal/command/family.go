@@ -223,6 +223,25 @@ func famWindow(x *Ctx) bool {
 
 type ifAbsent interface{ AddIfAbsent([]byte) bool }
 
+// addAlwaysChanges reports whether an add to a filter of kind k may change
+// its state even when it answers 0: the multiset families (counting,
+// quotient, cuckoo) add a copy of a present item, and a rotating window
+// refreshes an item seen only in an older generation. Such an add must be
+// logged whatever its reply, or a later delete (or expiry) replayed
+// without it leaves the item absent. The set families (Bloom kinds) answer
+// 0 only when no bit changed.
+func addAlwaysChanges(k bloomery.Kind) bool {
+	switch k {
+	case bloomery.KindCounting, bloomery.KindQuotient, bloomery.KindCuckoo, bloomery.KindRotating:
+		return true
+	}
+	return false
+}
+
+// famAdd runs BLOOMERY.ADD and BLOOMERY.SEEN. SEEN is add-if-absent: an
+// item the filter already claims is not added again (on a multiset family
+// a second copy would outlive one DEL), so its 0 means nothing changed.
+// The command is logged when any item changed the filter.
 func famAdd(x *Ctx) bool {
 	v, found, wrong := x.familyAt(x.Args[1])
 	if !x.present(found, wrong) {
@@ -239,14 +258,18 @@ func famAdd(x *Ctx) bool {
 	old := uint64(v.F.SizeBytes())
 	x.W.Array(len(items))
 	dirty := false
+	always := !seen && addAlwaysChanges(v.F.Kind())
 	for _, it := range items {
 		var added bool
-		if seen && hasIA {
+		switch {
+		case seen && hasIA:
 			added = ia.AddIfAbsent(it)
-		} else {
+		case seen:
+			added = !v.F.Contains(it) && ad.Add(it)
+		default:
 			added = ad.Add(it)
 		}
-		dirty = dirty || added
+		dirty = dirty || added || always
 		x.W.Bool(added)
 	}
 	if now := uint64(v.F.SizeBytes()); now != old {

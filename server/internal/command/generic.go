@@ -391,7 +391,7 @@ func config(x *Ctx) bool {
 		for _, a := range x.Args[2:] {
 			name := strings.ToLower(string(a))
 			for _, p := range configNames {
-				if ok, _ := globMatch(name, p); ok {
+				if globMatch(p, name) {
 					if v, ok := x.Hooks.Config(p); ok {
 						pairs = append(pairs, p, v)
 					}
@@ -454,7 +454,7 @@ func keys(x *Ctx) bool {
 	pat := string(x.Args[1])
 	var out []string
 	for _, k := range x.Store.Keys() {
-		if ok, _ := globMatch(k, pat); ok {
+		if globMatch(k, pat) {
 			out = append(out, k)
 		}
 	}
@@ -506,7 +506,7 @@ func scan(x *Ctx) bool {
 	i := cur
 	for ; i < uint64(len(all)) && i < cur+uint64(count); i++ {
 		k := all[i]
-		if ok, _ := globMatch(k, pat); !ok {
+		if !globMatch(k, pat) {
 			continue
 		}
 		if typ != "" && !strings.EqualFold(x.Store.Get([]byte(k)).Type(), typ) {
@@ -597,79 +597,104 @@ func timeCmd(x *Ctx) bool {
 	return false
 }
 
-// globMatch is Redis's glob: * ? [abc] [^a-z] and \ escapes.
-func globMatch(s, p string) (bool, error) {
-	for len(p) > 0 {
-		switch p[0] {
-		case '*':
-			for len(p) > 1 && p[1] == '*' {
-				p = p[1:]
+// globMatch reports whether key s matches pattern p in Redis' glob
+// syntax (stringmatchlen): * any run, ? any byte, [abc] [^abc] [a-z]
+// classes (a reversed range is swapped, \ escapes inside a class, an
+// unterminated class takes the rest of the pattern), and \ escaping the
+// next byte. Bytes compare exactly. A pattern of stars matches the empty
+// key (Redis gives that answer for KEYS * and SCAN MATCH *).
+//
+// Cost: O(len(p)*len(s)) time, no allocation, no recursion. Every token
+// but * matches exactly one byte, so on a mismatch only the latest star
+// needs to take one more byte: earlier stars can never help (the classic
+// wildcard argument), and no pattern can make the work exponential.
+func globMatch(s, p string) bool {
+	ok, _ := globMatchSteps(s, p)
+	return ok
+}
+
+// globMatchSteps is globMatch, also reporting the work done: pattern bytes
+// examined plus restarts after the latest star (for tests of the bound).
+func globMatchSteps(s, p string) (bool, int) {
+	steps := 0
+	si, pi := 0, 0
+	starP, starS := -1, 0 // pattern index after the latest star; key index it resumes from
+	for {
+		if pi < len(p) {
+			if p[pi] == '*' {
+				for pi < len(p) && p[pi] == '*' {
+					pi++
+					steps++
+				}
+				if pi == len(p) {
+					return true, steps
+				}
+				starP, starS = pi, si
+				continue
 			}
-			if len(p) == 1 {
-				return true, nil
-			}
-			for i := 0; i <= len(s); i++ {
-				if ok, _ := globMatch(s[i:], p[1:]); ok {
-					return true, nil
+			if si < len(s) {
+				n, ok := globToken(s[si], p[pi:])
+				steps += n
+				if ok {
+					si++
+					pi += n
+					continue
 				}
 			}
-			return false, nil
-		case '?':
-			if len(s) == 0 {
-				return false, nil
-			}
-			s, p = s[1:], p[1:]
-		case '[':
-			if len(s) == 0 {
-				return false, nil
-			}
-			p = p[1:]
-			not := len(p) > 0 && p[0] == '^'
-			if not {
-				p = p[1:]
-			}
-			match := false
-			for len(p) > 0 && p[0] != ']' {
-				switch {
-				case p[0] == '\\' && len(p) > 1:
-					if p[1] == s[0] {
-						match = true
-					}
-					p = p[2:]
-				case len(p) > 2 && p[1] == '-':
-					lo, hi := p[0], p[2]
-					if lo > hi {
-						lo, hi = hi, lo
-					}
-					if s[0] >= lo && s[0] <= hi {
-						match = true
-					}
-					p = p[3:]
-				default:
-					if p[0] == s[0] {
-						match = true
-					}
-					p = p[1:]
-				}
-			}
-			if len(p) > 0 {
-				p = p[1:]
-			}
-			if match == not {
-				return false, nil
-			}
-			s = s[1:]
-		case '\\':
-			if len(p) > 1 {
-				p = p[1:]
-			}
-			fallthrough
-		default:
-			if len(s) == 0 || s[0] != p[0] {
-				return false, nil
-			}
-			s, p = s[1:], p[1:]
+		} else if si == len(s) {
+			return true, steps
 		}
+		if starP < 0 || starS >= len(s) {
+			return false, steps
+		}
+		starS++
+		si, pi = starS, starP
+		steps++
 	}
-	return len(s) == 0, nil
+}
+
+// globToken matches byte c against the token (not a star) that begins p,
+// returning the token's length in bytes and whether c matches it.
+func globToken(c byte, p string) (int, bool) {
+	switch p[0] {
+	case '?':
+		return 1, true
+	case '\\':
+		if len(p) >= 2 {
+			return 2, p[1] == c
+		}
+		return 1, c == '\\'
+	case '[':
+		j := 1
+		not := j < len(p) && p[j] == '^'
+		if not {
+			j++
+		}
+		match := false
+		n := len(p)
+		for j < len(p) {
+			if p[j] == '\\' && len(p)-j >= 2 {
+				match = match || p[j+1] == c
+				j += 2
+				continue
+			}
+			if p[j] == ']' {
+				n = j + 1
+				break
+			}
+			if len(p)-j >= 3 && p[j+1] == '-' {
+				lo, hi := p[j], p[j+2]
+				if lo > hi {
+					lo, hi = hi, lo
+				}
+				match = match || (lo <= c && c <= hi)
+				j += 3
+				continue
+			}
+			match = match || p[j] == c
+			j++
+		}
+		return n, match != not
+	}
+	return 1, p[0] == c
 }
