@@ -378,6 +378,7 @@ func (h hooks) Log(args [][]byte, raw []byte) int64 {
 	return off
 }
 
+func (h hooks) LogEnd() int64     { return h.s.aof.End() }
 func (h hooks) PersistErr() error { return h.s.aof.Err() }
 func (h hooks) Save() error       { return h.s.snapshot(false) }
 func (h hooks) BGSave() error     { return h.s.snapshot(true) }

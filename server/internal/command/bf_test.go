@@ -28,6 +28,7 @@ func (h *testHooks) Log(args [][]byte, raw []byte) int64 {
 	h.logged++
 	return int64(h.logged)
 }
+func (h *testHooks) LogEnd() int64              { return int64(h.logged) }
 func (*testHooks) PersistErr() error            { return nil }
 func (*testHooks) Info(string) string           { return "" }
 func (*testHooks) Save() error                  { return nil }

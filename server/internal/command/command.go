@@ -38,6 +38,12 @@ type Hooks interface {
 	// command's RESP encoding as the client sent it (parsing it yields
 	// args), logged as is instead of encoding args again.
 	Log(args [][]byte, raw []byte) int64
+	// LogEnd is the log offset just past the last appended command (an
+	// atomic load). After every command that read or wrote the keyspace
+	// the connection's LogOff becomes at least LogEnd, so its reply waits
+	// for every write it could have observed to be as durable as the
+	// fsync policy makes its own writes.
+	LogEnd() int64
 	// PersistErr is the persistence failure that stops writes, if any.
 	PersistErr() error
 	// Info renders one INFO section (lower-case name) without its header.
@@ -85,8 +91,10 @@ type Conn struct {
 	Authed  bool
 	// Close asks the connection loop to flush and close.
 	Close bool
-	// LogOff is the log offset of this client's last logged command: its
-	// replies may be released once the log is durable up to there.
+	// LogOff is the log offset up to which the log must be durable before
+	// this client's replies are released: past its own last logged
+	// command, and past every command logged before it last read or wrote
+	// the keyspace (state it may have reported).
 	LogOff int64
 	W      *resp.Writer
 	// Raw is the current command's RESP bytes as received, or nil (see
@@ -349,10 +357,12 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 			}
 		}
 		e.Store.Unlock()
+		e.observed(c)
 	case spec.Flags&fRead != 0:
 		e.Store.RLock()
 		spec.Run(x)
 		e.Store.RUnlock()
+		e.observed(c)
 	default:
 		spec.Run(x)
 	}
@@ -369,6 +379,22 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	c.pendingCalls++
 	if x.failed {
 		st.errors.Add(1)
+	}
+}
+
+// observed raises c.LogOff to the log's end after c ran a command on the
+// keyspace: whatever the reply reports (an item present, a key existing)
+// may come from another client's write not yet durable, and the reply
+// must wait for it as for c's own writes. Every write the command could
+// observe was appended before it released the keyspace lock, so the end
+// read after that covers them. Cost: one atomic load; the connection's
+// flush makes no system call when the log is already durable there.
+func (e *Env) observed(c *Conn) {
+	if e.Replaying {
+		return
+	}
+	if end := e.Hooks.LogEnd(); end > c.LogOff {
+		c.LogOff = end
 	}
 }
 
