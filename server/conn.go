@@ -57,6 +57,7 @@ func (c *conn) closeRead() {
 func (c *conn) serve() {
 	s := c.s
 	defer func() {
+		s.env.Release(c.cc)
 		c.nc.Close()
 		s.mu.Lock()
 		delete(s.conns, c)

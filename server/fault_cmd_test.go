@@ -2,8 +2,15 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -103,4 +110,152 @@ func TestReplyWaitsForObservedWrite(t *testing.T) {
 	if strings.Join(vals, " ") != "0 1 1" {
 		t.Errorf("replies %v, want 1 (A's add), 1 (B's exists), 0 (C's add)", vals)
 	}
+}
+
+// TestMultiExecRaw drives MULTI, EXEC, DISCARD and WATCH over raw RESP and
+// checks Redis' replies and that EXEC's writes survive a restart.
+func TestMultiExecRaw(t *testing.T) {
+	cfg := Config{Dir: t.TempDir()}
+	s, addr := startServer(t, cfg)
+	c, o := dial(t, addr), dial(t, addr)
+	c.expect("E:ERR EXEC without MULTI", "EXEC")
+	c.expect("E:ERR DISCARD without MULTI", "DISCARD")
+	c.expect("OK", "MULTI")
+	c.expect("E:ERR MULTI calls can not be nested", "MULTI")
+	c.expect("QUEUED", "BF.ADD", "k", "a")
+	c.expect("QUEUED", "BF.ADD", "k", "a")
+	c.expect("QUEUED", "CF.ADD", "k", "a") // a runtime error: an element of EXEC's reply
+	c.expect("QUEUED", "BF.EXISTS", "k", "a")
+	c.expect("E:ERR WATCH inside MULTI is not allowed", "WATCH", "k")
+	o.expect("0", "BF.EXISTS", "k", "a") // nothing ran yet
+	c.expect("[1 0 E:WRONGTYPE Operation against a key holding the wrong kind of value 1]", "EXEC")
+
+	// Queue-time errors abort EXEC.
+	c.expect("OK", "MULTI")
+	c.expect("QUEUED", "BF.ADD", "k", "b")
+	c.expect("E:ERR wrong number of arguments for 'bf.add' command", "BF.ADD", "k")
+	c.expect("E:ERR unknown command 'NOPE', with args beginning with: ", "NOPE")
+	c.expect("E:EXECABORT Transaction discarded because of previous errors.", "EXEC")
+	c.expect("0", "BF.EXISTS", "k", "b")
+
+	c.expect("OK", "MULTI")
+	c.expect("QUEUED", "BF.ADD", "k", "b")
+	c.expect("OK", "DISCARD")
+	c.expect("0", "BF.EXISTS", "k", "b")
+
+	// WATCH: another client's write, a delete, a FLUSHALL or the client's
+	// own write abort EXEC; UNWATCH and an untouched key let it run.
+	for _, touch := range [][]string{{"BF.ADD", "k", "z"}, {"DEL", "k"}, {"FLUSHALL"}, {"RENAME", "k", "k2"}} {
+		c.do("BF.ADD", "k", "seed")
+		c.expect("OK", "WATCH", "k", "other")
+		o.do(touch...)
+		c.expect("OK", "MULTI")
+		c.expect("QUEUED", "BF.ADD", "k", "w")
+		c.expect("nil", "EXEC")
+		c.expect("0", "BF.EXISTS", "k", "w")
+	}
+	c.do("BF.ADD", "k", "seed")
+	c.expect("OK", "WATCH", "k")
+	o.do("BF.ADD", "unrelated", "x")
+	o.do("BF.ADD", "k", "seed") // present: changes nothing
+	c.expect("OK", "MULTI")
+	c.expect("QUEUED", "BF.ADD", "k", "w")
+	c.expect("[1]", "EXEC")
+	c.expect("OK", "WATCH", "k")
+	c.expect("OK", "UNWATCH")
+	o.do("BF.ADD", "k", "z2")
+	c.expect("OK", "MULTI")
+	c.expect("QUEUED", "BF.ADD", "k", "w2")
+	c.expect("QUEUED", "BLOOMERY.RESERVE", "q", "quotient", "100", "0.01")
+	c.expect("QUEUED", "BLOOMERY.ADD", "q", "x")
+	c.expect("QUEUED", "BLOOMERY.ADD", "q", "x")
+	c.expect("QUEUED", "BLOOMERY.DEL", "q", "x")
+	c.expect("[1 OK [1] [0] 1]", "EXEC")
+	// Commands that cannot run inside EXEC are refused at queue time.
+	c.expect("OK", "MULTI")
+	c.expect("E:ERR Command not allowed inside a transaction", "SAVE")
+	c.expect("E:EXECABORT Transaction discarded because of previous errors.", "EXEC")
+
+	s, addr = restart(t, s, cfg)
+	c = dial(t, addr)
+	c.expect("1", "BF.EXISTS", "k", "w2")
+	c.expect("[1]", "BLOOMERY.EXISTS", "q", "x")
+	_ = s
+}
+
+// TestPythonPipeline runs redis-py's default pipeline (a transaction)
+// and WATCH.
+func TestPythonPipeline(t *testing.T) {
+	if err := exec.Command("/usr/bin/python3", "-c", "import redis").Run(); err != nil {
+		t.Skip("python3-redis not installed (apt-get install python3-redis)")
+	}
+	_, addr := startServer(t, Config{})
+	out, err := exec.Command("/usr/bin/python3", "testdata/python_multi.py", portOf(t, addr)).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "OK" {
+		t.Fatalf("python client: %v\n%s", err, out)
+	}
+}
+
+// TestTornTransactionReplay: a log that ends inside a transaction (its
+// EXEC missing or torn) replays none of it, and the server closes it so
+// commands logged after the restart are not swallowed by it.
+func TestTornTransactionReplay(t *testing.T) {
+	for _, cut := range []int{len("*1\r\n$4\r\nEXEC\r\n"), 5} {
+		t.Run(fmt.Sprintf("cut=%d", cut), func(t *testing.T) {
+			var logs strings.Builder
+			cfg := Config{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil))}
+			s, addr := startServer(t, cfg)
+			c := dial(t, addr)
+			c.expect("1", "BF.ADD", "k", "before")
+			c.expect("OK", "MULTI")
+			c.expect("QUEUED", "BF.ADD", "k", "tx1")
+			c.expect("QUEUED", "BF.ADD", "k", "tx2")
+			c.expect("[1 1]", "EXEC")
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(cfg.Dir, "appendonly.*.aof"))
+			if len(files) != 1 {
+				t.Fatalf("log files %v", files)
+			}
+			data, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(string(data), "*1\r\n$4\r\nEXEC\r\n") {
+				t.Fatalf("the log does not end with EXEC: %q", data)
+			}
+			if err := os.WriteFile(files[0], data[:len(data)-cut], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s, addr = startServer(t, cfg)
+			c = dial(t, addr)
+			c.expect("1", "BF.EXISTS", "k", "before")
+			c.expect("0", "BF.EXISTS", "k", "tx1")
+			c.expect("0", "BF.EXISTS", "k", "tx2")
+			if !strings.Contains(logs.String(), "transaction") {
+				t.Errorf("no warning about the dropped transaction in the log:\n%s", logs.String())
+			}
+			c.expect("1", "BF.ADD", "k", "after")
+			s, addr = restart(t, s, cfg)
+			c = dial(t, addr)
+			c.expect("1", "BF.EXISTS", "k", "after")
+			c.expect("0", "BF.EXISTS", "k", "tx1")
+			_ = s
+		})
+	}
+}
+
+// syncWriter serialises writes to w (a logger shared by goroutines).
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -183,6 +183,15 @@ func (s *Server) load() error {
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	// A log that ends inside MULTI lost its EXEC in a crash: the
+	// transaction was never acknowledged and none of it was applied.
+	// DISCARD closes it in the log, or the commands appended from now on
+	// would replay as part of it.
+	torn, queued := rc.InMulti()
+	if torn {
+		s.env.Release(rc)
+		s.log.Warn("the append-only log ends inside a transaction (MULTI without EXEC, from a crash before EXEC was written): none of it was applied", "queued_commands", queued)
+	}
 	s.loadedKeys = s.store.Len()
 	s.loadedCommands = st.Commands
 	s.store.Dirty = uint64(st.Commands)
@@ -191,6 +200,12 @@ func (s *Server) load() error {
 		return err
 	}
 	s.aof = aof
+	if torn {
+		aof.Append([][]byte{[]byte("DISCARD")})
+		if err := aof.Sync(); err != nil {
+			return fmt.Errorf("server: close a torn transaction in the log: %w", err)
+		}
+	}
 	s.rewriteBase.Store(aof.Size())
 	s.log.Info("data loaded", "dir", s.cfg.Dir, "snapshot_keys", snapKeys, "snapshot_generation", gen,
 		"log_files", st.Files, "log_commands", st.Commands, "torn_bytes_truncated", st.Truncated,

@@ -79,6 +79,7 @@ type Env struct {
 
 	statsOnce sync.Once
 	stats     []Stats
+	watch     watchTable
 }
 
 // Conn is one client's state.
@@ -117,6 +118,7 @@ type Conn struct {
 	pendingTotal uint64 // every command, for TotalCommands
 	tick         uint32
 	ctx          Ctx
+	tx           txState
 }
 
 // TimingSample: one command in TimingSample per connection is timed for
@@ -130,6 +132,10 @@ const (
 	fRead                // reads the keyspace: read lock
 	fDenyOOM             // refused when memory is over maxmemory
 	fNoAuth              // allowed before authentication
+	fTxCtl               // runs at once inside MULTI (not queued): MULTI, EXEC, DISCARD, WATCH, QUIT
+	fNoMulti             // refused inside MULTI (it would wait for the lock EXEC holds)
+	fAllKeys             // every argument after the name is a key (for WATCH)
+	fFlush               // modifies every key (for WATCH)
 )
 
 // Spec describes one command.
@@ -299,6 +305,7 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	w := c.W
 	if spec == nil {
 		c.pendingTotal++
+		c.tx.bad = c.tx.multi
 		w.Error(unknownCommand(args))
 		return
 	}
@@ -314,7 +321,12 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	}
 	if (spec.Arity > 0 && len(args) != spec.Arity) || (spec.Arity < 0 && len(args) < -spec.Arity) {
 		st.errors.Add(1)
+		c.tx.bad = c.tx.multi
 		w.Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
+		return
+	}
+	if c.tx.multi && spec.Flags&fTxCtl == 0 {
+		e.queue(c, spec, args)
 		return
 	}
 	if spec.Flags&fWrite != 0 && !e.Replaying {
@@ -348,6 +360,7 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 		e.Store.Lock()
 		if spec.Run(x) {
 			e.Store.Dirty++
+			e.touched(spec, args)
 			if !e.Replaying {
 				if x.LogArgs != nil {
 					c.LogOff = e.Hooks.Log(x.LogArgs, nil)

@@ -89,8 +89,6 @@ type Log struct {
 	// nor fault in fresh pages.
 	spare []byte
 	end   int64 // global offset (across generations) past the last Append
-	// endA mirrors end for End, which must not take mu.
-	endA atomic.Int64
 	gen   uint64
 	f     *os.File
 	fw    *fileWriter // writes to f
@@ -103,6 +101,8 @@ type Log struct {
 
 	stop chan struct{}
 	done chan struct{}
+	// endA mirrors end for End, which must not take mu.
+	endA atomic.Int64
 	// syncHook, if set, runs before every fsync of the log (SetSyncHook).
 	syncHook atomic.Pointer[func()]
 }
