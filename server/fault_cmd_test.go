@@ -259,3 +259,52 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// TestConfigGetPatterns: CONFIG GET takes glob patterns (several, as in
+// Redis 7), matched case-insensitively against the parameter names, each
+// parameter reported once.
+func TestConfigGetPatterns(t *testing.T) {
+	_, addr := startServer(t, Config{MaxMemory: 1 << 30, AppendFsync: "always"})
+	c := dial(t, addr)
+	all := c.do("CONFIG", "GET", "*").([]any)
+	if len(all) != 2*10 {
+		t.Errorf("CONFIG GET * returned %d values: %s", len(all), show(all))
+	}
+	got := map[string]string{}
+	for i := 0; i+1 < len(all); i += 2 {
+		got[show(all[i])] = show(all[i+1])
+	}
+	if got["b:maxmemory"] != "b:1073741824" || got["b:appendfsync"] != "b:always" {
+		t.Errorf("CONFIG GET *: %v", got)
+	}
+	c.expect("[b:maxclients b:10000 b:maxmemory b:1073741824 b:maxmemory-policy b:noeviction]", "CONFIG", "GET", "max*")
+	c.expect("[b:maxmemory b:1073741824 b:appendfsync b:always]", "CONFIG", "GET", "MAXMEMORY", "append?sync", "maxmem*ry")
+	c.expect("[]", "CONFIG", "GET", "nothing*")
+}
+
+// TestShutdownOptions: SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] as in
+// Redis: ABORT with no pending shutdown is an error and the server keeps
+// serving; unknown or contradictory options are syntax errors.
+func TestShutdownOptions(t *testing.T) {
+	s, addr := startServer(t, Config{})
+	c := dial(t, addr)
+	c.expect("E:ERR No shutdown in progress.", "SHUTDOWN", "ABORT")
+	c.expect("E:ERR syntax error", "SHUTDOWN", "ABORT", "NOW")
+	c.expect("E:ERR syntax error", "SHUTDOWN", "SAVE", "NOSAVE")
+	c.expect("E:ERR syntax error", "SHUTDOWN", "LATER")
+	c.expect("PONG", "PING")
+	select {
+	case <-s.Done():
+		t.Fatal("the server shut down")
+	case <-time.After(100 * time.Millisecond):
+	}
+	c.send("SHUTDOWN", "NOSAVE", "NOW", "FORCE")
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("SHUTDOWN NOSAVE NOW FORCE did not shut the server down")
+	}
+	if _, err := os.Stat(filepath.Join(s.cfg.Dir, "snapshot.bsnap")); err == nil {
+		t.Error("SHUTDOWN NOSAVE wrote a snapshot")
+	}
+}

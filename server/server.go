@@ -399,14 +399,17 @@ func (h hooks) Save() error       { return h.s.snapshot(false) }
 func (h hooks) BGSave() error     { return h.s.snapshot(true) }
 func (h hooks) LastSave() int64   { return h.s.lastSave.Load() }
 
-func (h hooks) Shutdown(save bool) error {
+func (h hooks) Shutdown(save, force bool) error {
 	s := h.s
 	if save {
 		if err := s.snapshot(false); err != nil {
-			return err
+			if !force {
+				return err
+			}
+			s.log.Error("SHUTDOWN FORCE: snapshot failed; shutting down with the log only", "err", err)
 		}
 	}
-	s.log.Info("SHUTDOWN command received", "save", save)
+	s.log.Info("SHUTDOWN command received", "save", save, "force", force)
 	go s.Shutdown(context.Background())
 	return nil
 }

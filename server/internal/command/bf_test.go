@@ -34,7 +34,7 @@ func (*testHooks) Info(string) string           { return "" }
 func (*testHooks) Save() error                  { return nil }
 func (*testHooks) BGSave() error                { return nil }
 func (*testHooks) LastSave() int64              { return 0 }
-func (*testHooks) Shutdown(bool) error          { return nil }
+func (*testHooks) Shutdown(bool, bool) error    { return nil }
 func (*testHooks) Config(string) (string, bool) { return "", false }
 func (*testHooks) ClientList() string           { return "" }
 

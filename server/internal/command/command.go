@@ -51,8 +51,10 @@ type Hooks interface {
 	Save() error
 	BGSave() error
 	LastSave() int64
-	// Shutdown stops the server after the current command's reply.
-	Shutdown(save bool) error
+	// Shutdown stops the server after the current command's reply,
+	// writing a snapshot first with save; a failed snapshot is returned
+	// (and the server keeps running) unless force.
+	Shutdown(save, force bool) error
 	// Config returns a configuration parameter's value for CONFIG GET.
 	Config(name string) (string, bool)
 	// ClientList renders CLIENT LIST.

@@ -39,7 +39,7 @@ func init() {
 		&Spec{Name: "bgsave", Arity: -1, Flags: fNoMulti, Run: bgsave, Group: "server", Help: "BGSAVE"},
 		&Spec{Name: "bgrewriteaof", Arity: 1, Flags: fNoMulti, Run: bgsave, Group: "server", Help: "BGREWRITEAOF (same as BGSAVE: a snapshot resets the log)"},
 		&Spec{Name: "lastsave", Arity: 1, Run: lastsave, Group: "server", Help: "LASTSAVE"},
-		&Spec{Name: "shutdown", Arity: -1, Flags: fNoMulti, Run: shutdown, Group: "server", Help: "SHUTDOWN [NOSAVE|SAVE]"},
+		&Spec{Name: "shutdown", Arity: -1, Flags: fNoMulti, Run: shutdown, Group: "server", Help: "SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] | SHUTDOWN ABORT"},
 		&Spec{Name: "time", Arity: 1, Run: timeCmd, Group: "server", Help: "TIME"},
 	)
 }
@@ -387,12 +387,16 @@ func config(x *Ctx) bool {
 			x.Error("ERR wrong number of arguments for 'config|get' command")
 			return false
 		}
+		// Each argument is a glob pattern (Redis 7 takes several); a
+		// parameter matched by more than one is reported once.
 		var pairs []string
+		var seen [len(configNames)]bool
 		for _, a := range x.Args[2:] {
-			name := strings.ToLower(string(a))
-			for _, p := range configNames {
-				if globMatch(p, name) {
+			pat := strings.ToLower(string(a))
+			for i, p := range configNames {
+				if !seen[i] && globMatch(p, pat) {
 					if v, ok := x.Hooks.Config(p); ok {
+						seen[i] = true
 						pairs = append(pairs, p, v)
 					}
 				}
@@ -415,7 +419,7 @@ func config(x *Ctx) bool {
 	return false
 }
 
-var configNames = []string{"appendfsync", "appendonly", "bind", "databases", "dir", "maxclients", "maxmemory", "maxmemory-policy", "port", "save"}
+var configNames = [...]string{"appendfsync", "appendonly", "bind", "databases", "dir", "maxclients", "maxmemory", "maxmemory-policy", "port", "save"}
 
 func dbsize(x *Ctx) bool { x.W.Int(int64(x.Store.Len())); return false }
 
@@ -569,19 +573,39 @@ func bgsave(x *Ctx) bool {
 
 func lastsave(x *Ctx) bool { x.W.Int(x.Hooks.LastSave()); return false }
 
+// shutdown is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] | SHUTDOWN ABORT, as
+// in Redis. The server has no replicas to wait for, so a shutdown is
+// never pending: NOW changes nothing and ABORT always answers that no
+// shutdown is in progress. SAVE (the default) writes a snapshot first;
+// NOSAVE skips it (the log is still written and fsynced). If the
+// snapshot fails the server keeps running, unless FORCE.
 func shutdown(x *Ctx) bool {
-	save := true
+	save, nosave, force, abort := false, false, false, false
 	for _, a := range x.Args[1:] {
 		switch {
 		case eq(a, "nosave"):
-			save = false
-		case eq(a, "save"), eq(a, "now"), eq(a, "force"), eq(a, "abort"):
+			nosave = true
+		case eq(a, "save"):
+			save = true
+		case eq(a, "force"):
+			force = true
+		case eq(a, "abort"):
+			abort = true
+		case eq(a, "now"):
 		default:
 			x.Error(errSyntax)
 			return false
 		}
 	}
-	if err := x.Hooks.Shutdown(save); err != nil {
+	if (abort && len(x.Args) > 2) || (save && nosave) {
+		x.Error(errSyntax)
+		return false
+	}
+	if abort {
+		x.Error("ERR No shutdown in progress.")
+		return false
+	}
+	if err := x.Hooks.Shutdown(!nosave, force); err != nil {
 		x.Error("ERR Errors trying to SHUTDOWN. Check logs: " + err.Error())
 		return false
 	}
