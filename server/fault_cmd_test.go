@@ -308,3 +308,59 @@ func TestShutdownOptions(t *testing.T) {
 		t.Error("SHUTDOWN NOSAVE wrote a snapshot")
 	}
 }
+
+// TestReserveWrongType: creating a filter on a key holding another type
+// answers WRONGTYPE (as RedisBloom does); on a key of the same type, "item
+// exists".
+func TestReserveWrongType(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	c := dial(t, addr)
+	const wrong = "E:WRONGTYPE Operation against a key holding the wrong kind of value"
+	c.expect("OK", "BF.RESERVE", "b", "0.01", "100")
+	c.expect("OK", "CF.RESERVE", "c", "100")
+	c.expect("OK", "BLOOMERY.RESERVE", "f", "blocked", "100", "0.01")
+	for _, k := range []string{"c", "f"} {
+		c.expect(wrong, "BF.RESERVE", k, "0.01", "100")
+	}
+	for _, k := range []string{"b", "f"} {
+		c.expect(wrong, "CF.RESERVE", k, "100")
+	}
+	for _, k := range []string{"b", "c"} {
+		c.expect(wrong, "BLOOMERY.RESERVE", k, "blocked", "100", "0.01")
+		c.expect(wrong, "BLOOMERY.WINDOW", k, "60", "100", "0.01")
+		c.expect(wrong, "BLOOMERY.BUILD", k, "xor8", "0.01", "a", "b")
+	}
+	c.expect("E:ERR item exists", "BF.RESERVE", "b", "0.01", "100")
+	c.expect("E:ERR item exists", "CF.RESERVE", "c", "100")
+	c.expect("E:ERR item exists", "BLOOMERY.RESERVE", "f", "blocked", "100", "0.01")
+	c.expect("E:ERR item exists", "BLOOMERY.BUILD", "f", "xor8", "0.01", "a")
+}
+
+// TestUnmeetableFPR: an error rate no filter of the kind can deliver gets a
+// clear error naming the limit, never an internal text, a silently worse
+// filter, or an allocation attempt.
+func TestUnmeetableFPR(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	c := dial(t, addr)
+	for _, tc := range []struct {
+		args []string
+		want string // substring of the error
+	}{
+		{[]string{"BF.RESERVE", "k", "1e-300", "100"}, "ERR error rate 1e-300 is too small"},
+		{[]string{"BF.INSERT", "k", "ERROR", "1e-300", "ITEMS", "a"}, "ERR error rate 1e-300 is too small"},
+		{[]string{"BLOOMERY.BUILD", "k", "xor8", "1e-300", "a", "b"}, "ERR xor8 has a fixed FPR of 0.0039"},
+		{[]string{"BLOOMERY.BUILD", "k", "fuse16", "1e-6", "a", "b"}, "ERR fuse16 has a fixed FPR of 1.5e-05"},
+		{[]string{"BLOOMERY.BUILD", "k", "ribbon", "1e-300", "a", "b"}, "ERR ribbon cannot meet FPR 1e-300"},
+		{[]string{"BLOOMERY.RESERVE", "k", "scalable", "100", "1e-300"}, "ERR scalable cannot meet FPR 1e-300"},
+		{[]string{"BLOOMERY.RESERVE", "k", "blocked", "100", "1e-300"}, "ERR blocked cannot meet FPR 1e-300"},
+		{[]string{"BLOOMERY.RESERVE", "k", "cuckoo", "100", "1e-9"}, "ERR cuckoo cannot meet FPR 1e-09"},
+	} {
+		got := show(c.do(tc.args...))
+		if !strings.HasPrefix(got, "E:"+tc.want) || strings.Contains(got, "bloomery: invalid parameters") {
+			t.Errorf("%q: got %s, want an error starting %q", tc.args, got, tc.want)
+		}
+	}
+	c.expect("0", "EXISTS", "k")
+	c.expect("OK", "BLOOMERY.BUILD", "x", "xor8", "0.004", "a", "b")
+	c.expect("OK", "BF.RESERVE", "b", "1e-15", "100")
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -46,15 +47,48 @@ func (x *Ctx) familyAt(key []byte) (keyspace.Family, bool, bool) {
 	return f, ok, !ok
 }
 
+// needAbsent reports whether key is free for a new family filter, else
+// replies "item exists" (a family key) or WRONGTYPE (a BF.* or CF.* key).
 func (x *Ctx) needAbsent(key []byte) bool {
 	if v := x.Store.Get(key); v != nil {
-		if isFilter(v) {
-			x.Error(errItemExists)
-		} else if _, ok := v.(keyspace.Family); ok {
-			x.Error(errItemExists)
-		} else {
-			x.Error(errWrongType)
-		}
+		_, same := v.(keyspace.Family)
+		x.existsError(same)
+		return false
+	}
+	return true
+}
+
+// fixedFPR reports whether a kind's FPR is set by its fingerprint width
+// alone (the static xor and binary fuse filters), whatever the target.
+func fixedFPR(k bloomery.Kind) bool {
+	switch k {
+	case bloomery.KindXor8, bloomery.KindFuse8, bloomery.KindFuse16, bloomery.KindFuse8x4, bloomery.KindFuse16x4:
+		return true
+	}
+	return false
+}
+
+// planFor sizes a filter of family fam for n items at FPR p, replying an
+// error and returning false when the kind cannot meet p (below 2^-64, a
+// size its constructor refuses, or a fixed FPR above p) or the plan does
+// not fit the memory limit. It allocates nothing.
+func (x *Ctx) planFor(fam codec.Family, n int, p float64) bool {
+	if p < minErrorRate && !fixedFPR(fam.Kind) {
+		x.Error(fmt.Sprintf("ERR %v cannot meet FPR %g: items are hashed to 64 bits, so no filter can deliver an FPR below 2^-64 (%.2g)", fam.Kind, p, minErrorRate))
+		return false
+	}
+	plan, err := fam.Plan(n, p)
+	if err != nil {
+		msg := strings.TrimSuffix(err.Error(), ": "+bloomery.ErrInvalidParams.Error())
+		x.Error(fmt.Sprintf("ERR %v cannot meet FPR %g for %d items: %s", fam.Kind, p, n, msg))
+		return false
+	}
+	if fixedFPR(fam.Kind) && plan.FPR > p {
+		x.Error(fmt.Sprintf("ERR %v has a fixed FPR of %.2g (2^%.0f), above the requested %g: use a wider kind (fuse16 gives 2^-16) or one sized by FPR (ribbon, blocked, bloom)", fam.Kind, plan.FPR, math.Log2(plan.FPR), p))
+		return false
+	}
+	if uint64(plan.Bytes) > x.memLimit() {
+		x.Error(errOOM)
 		return false
 	}
 	return true
@@ -153,12 +187,7 @@ func famReserve(x *Ctx) bool {
 		x.Error(errSyntax)
 		return false
 	}
-	if !x.needAbsent(a[1]) {
-		return false
-	}
-	plan, err := fam.Plan(n, p)
-	if err == nil && uint64(plan.Bytes) > x.memLimit() {
-		x.Error(errOOM)
+	if !x.needAbsent(a[1]) || !x.planFor(fam, n, p) {
 		return false
 	}
 	f, err := fam.New(n, p, hasherFor(k))
@@ -345,8 +374,7 @@ func famBuild(x *Ctx) bool {
 		return false
 	}
 	items := a[4:]
-	if plan, err := fam.Plan(len(items), p); err == nil && uint64(plan.Bytes) > x.memLimit() {
-		x.Error(errOOM)
+	if !x.planFor(fam, len(items), p) {
 		return false
 	}
 	h := hashing.XXH3(0)
