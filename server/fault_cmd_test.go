@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/bloomery/bloomery/rotating"
 )
 
 // restart shuts s down (the log is written and fsynced, no snapshot) and
@@ -363,4 +365,39 @@ func TestUnmeetableFPR(t *testing.T) {
 	c.expect("0", "EXISTS", "k")
 	c.expect("OK", "BLOOMERY.BUILD", "x", "xor8", "0.004", "a", "b")
 	c.expect("OK", "BF.RESERVE", "b", "1e-15", "100")
+}
+
+// TestWindowMinimumGeneration: a dedup window whose generations would be
+// shorter than the minimum (1 ms, and 1 s per 64 MiB of generation) is
+// refused, by BLOOMERY.WINDOW and by BLOOMERY.LOAD of such a filter: each
+// rotation clears a generation under the keyspace lock, and with
+// microsecond generations every add cleared them all.
+func TestWindowMinimumGeneration(t *testing.T) {
+	_, addr := startServer(t, Config{})
+	c := dial(t, addr)
+	for _, args := range [][]string{
+		{"BLOOMERY.WINDOW", "w", "0.000001", "3000", "0.01"},
+		{"BLOOMERY.WINDOW", "w", "0.001", "1000", "0.01", "GENERATIONS", "2"},
+		// 1e7 keys per generation at 0.01/6 is about 17 MiB: at least 0.26 s.
+		{"BLOOMERY.WINDOW", "w", "0.6", "10000000", "0.01"},
+	} {
+		if got := show(c.do(args...)); !strings.HasPrefix(got, "E:ERR window too short") {
+			t.Errorf("%q: got %s, want ERR window too short ...", args, got)
+		}
+	}
+	c.expect("0", "EXISTS", "w")
+	c.expect("OK", "BLOOMERY.WINDOW", "w", "0.012", "1000", "0.01")
+	c.expect("OK", "BLOOMERY.WINDOW", "w2", "6", "10000000", "0.01")
+
+	f, err := rotating.New(rotating.Params{Window: time.Microsecond, Capacity: 100, FPR: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := f.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := show(c.do("BLOOMERY.LOAD", "up", string(data))); !strings.HasPrefix(got, "E:ERR window too short") {
+		t.Errorf("BLOOMERY.LOAD of a 1 µs window: got %s", got)
+	}
 }

@@ -235,8 +235,23 @@ func famWindow(x *Ctx) bool {
 	if !x.needAbsent(a[1]) {
 		return false
 	}
+	window := time.Duration(secs * float64(time.Second))
+	ng := gens
+	if ng == 0 {
+		ng = rotatingDefaultGenerations
+	}
+	var genBytes int64
+	if bf, err := codec.Lookup(bloomery.KindBloom); err == nil {
+		if plan, err := bf.Plan(n, p/float64(ng)); err == nil {
+			genBytes = plan.Bytes
+		}
+	}
+	if msg := windowTooShort(window/time.Duration(ng), ng, genBytes); msg != "" {
+		x.Error(msg)
+		return false
+	}
 	f, err := rotating.New(rotating.Params{
-		Window: time.Duration(secs * float64(time.Second)), Generations: gens,
+		Window: window, Generations: gens,
 		Capacity: n, FPR: p, Hasher: hasherFor(k),
 	})
 	if err != nil {
@@ -248,6 +263,30 @@ func famWindow(x *Ctx) bool {
 	}
 	x.W.Status("OK")
 	return true
+}
+
+// Dedup windows rotate by clearing their oldest generation under the
+// keyspace write lock, so a generation must last long enough for that
+// clearing to stay a small share of the server's time: at least
+// minGeneration, and at least one second per clearRate bytes of one
+// generation (64 MiB/s of clearing, about 1 % of one core at memclr's
+// several GB/s). Without it a window of microseconds cleared every
+// generation on every add.
+const (
+	minGeneration              = time.Millisecond
+	clearRate                  = 64 << 20
+	rotatingDefaultGenerations = 6 // rotating.Params' default
+)
+
+// windowTooShort returns the error reply for generations of length
+// genLen (gens of them, each of genBytes bytes) that rotate faster than
+// the limits above allow, or "".
+func windowTooShort(genLen time.Duration, gens int, genBytes int64) string {
+	need := max(minGeneration, time.Duration(float64(genBytes)/clearRate*float64(time.Second)))
+	if genLen >= need {
+		return ""
+	}
+	return fmt.Sprintf("ERR window too short: each of its %d generations would last %v; the minimum is %v for generations of %d bytes (1 ms, and 1 s per 64 MiB, so rotation clears at most 64 MiB/s)", gens, genLen, need.Round(time.Microsecond), genBytes)
 }
 
 type ifAbsent interface{ AddIfAbsent([]byte) bool }
@@ -351,6 +390,12 @@ func famLoad(x *Ctx) bool {
 		}
 		x.Error(msg)
 		return false
+	}
+	if r, ok := f.(*rotating.Filter); ok {
+		if msg := windowTooShort(r.GenerationLength(), r.NumGenerations(), int64(r.SizeBytes()/r.NumGenerations())); msg != "" {
+			x.Error(msg)
+			return false
+		}
 	}
 	if !x.store(x.Args[1], f, nil) {
 		return false
