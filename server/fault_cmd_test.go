@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -400,4 +404,153 @@ func TestWindowMinimumGeneration(t *testing.T) {
 	if got := show(c.do("BLOOMERY.LOAD", "up", string(data))); !strings.HasPrefix(got, "E:ERR window too short") {
 		t.Errorf("BLOOMERY.LOAD of a 1 µs window: got %s", got)
 	}
+}
+
+// TestKill9Transactions kills the server (kill -9, a subprocess) at random
+// moments of a load of MULTI/EXEC transactions and of add, add, delete
+// sequences on counting and quotient keys, under appendfsync always. After
+// each restart every acknowledged transaction and sequence must be there,
+// and every transaction sent, acknowledged or not, must be all there or
+// not at all.
+func TestKill9Transactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("subprocess crash test")
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	var mu sync.Mutex
+	var acked []string   // "bf:item", "cnt:item", "q:item": must be present
+	var sent [][2]string // the two BF items of each transaction sent
+	const rounds = 8
+	for round := 0; round <= rounds; round++ {
+		ch := startChild(t, dir, "always")
+		checkKilled(t, ch.addr, acked, sent, round)
+		if round == rounds {
+			ch.cmd.Process.Signal(syscall.SIGTERM)
+			ch.cmd.Wait()
+			break
+		}
+		if round == 0 {
+			c := dial(t, ch.addr)
+			c.expect("OK", "BF.RESERVE", "tx", "1e-9", "200000")
+			c.expect("OK", "BLOOMERY.RESERVE", "cnt", "counting", "200000", "0.001")
+			c.expect("OK", "BLOOMERY.RESERVE", "q", "quotient", "200000", "0.001")
+		}
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				nc, err := net.Dial("tcp", ch.addr)
+				if err != nil {
+					return
+				}
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					id := fmt.Sprintf("r%d-w%d-%d", round, w, i)
+					a, b := "a"+id, "b"+id
+					var cmds []byte
+					for _, args := range [][]string{
+						{"MULTI"}, {"BF.ADD", "tx", a}, {"BLOOMERY.ADD", "cnt", id}, {"BLOOMERY.ADD", "cnt", id},
+						{"BLOOMERY.DEL", "cnt", id}, {"BF.ADD", "tx", b}, {"EXEC"},
+						{"BLOOMERY.ADD", "q", id}, {"BLOOMERY.ADD", "q", id}, {"BLOOMERY.DEL", "q", id},
+					} {
+						cmds = append(cmds, encode(args...)...)
+					}
+					mu.Lock()
+					sent = append(sent, [2]string{a, b})
+					mu.Unlock()
+					if _, err := nc.Write(cmds); err != nil {
+						return
+					}
+					for k := range 10 {
+						v, err := readReply(br)
+						if err != nil {
+							return // killed: unacknowledged from here on
+						}
+						if e, ok := v.(respErr); ok {
+							t.Errorf("reply %d: %s", k, e)
+							return
+						}
+						mu.Lock()
+						switch k {
+						case 6:
+							acked = append(acked, "bf:"+a, "bf:"+b, "cnt:"+id)
+						case 9:
+							acked = append(acked, "q:"+id)
+						}
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(30+rng.IntN(150)) * time.Millisecond)
+		ch.cmd.Process.Kill()
+		ch.cmd.Wait()
+		close(stop)
+		wg.Wait()
+	}
+	if len(acked) < 100 {
+		t.Fatalf("only %d acknowledged entries over %d crashes; the load did not run", len(acked), rounds)
+	}
+	t.Logf("%d acknowledged entries of %d transactions sent, all present and no transaction half applied after %d kill -9 restarts", len(acked), len(sent), rounds)
+}
+
+// checkKilled verifies after a restart that every acknowledged entry is
+// present and that no sent transaction was applied in part.
+func checkKilled(t *testing.T, addr string, acked []string, sent [][2]string, round int) {
+	t.Helper()
+	var cmds [][]string
+	var want []string
+	for _, e := range acked {
+		key, item, _ := strings.Cut(e, ":")
+		if key == "bf" {
+			cmds, want = append(cmds, []string{"BF.EXISTS", "tx", item}), append(want, "1")
+		} else {
+			cmds, want = append(cmds, []string{"BLOOMERY.EXISTS", key, item}), append(want, "[1]")
+		}
+	}
+	for _, ab := range sent {
+		cmds = append(cmds, []string{"BF.EXISTS", "tx", ab[0]}, []string{"BF.EXISTS", "tx", ab[1]})
+	}
+	got := pipelined(t, addr, cmds)
+	for i := range acked {
+		if got[i] != want[i] {
+			t.Fatalf("round %d: acknowledged %s missing after kill -9 (reply %s)", round, acked[i], got[i])
+		}
+	}
+	for i, ab := range sent {
+		if a, b := got[len(acked)+2*i], got[len(acked)+2*i+1]; a != b {
+			t.Fatalf("round %d: transaction half applied after kill -9: %s=%s, %s=%s", round, ab[0], a, ab[1], b)
+		}
+	}
+}
+
+// pipelined sends cmds in pipelines of 500 and returns show() of each
+// reply.
+func pipelined(t *testing.T, addr string, cmds [][]string) []string {
+	t.Helper()
+	c := dial(t, addr)
+	out := make([]string, 0, len(cmds))
+	for start := 0; start < len(cmds); start += 500 {
+		end := min(start+500, len(cmds))
+		var buf []byte
+		for _, args := range cmds[start:end] {
+			buf = append(buf, encode(args...)...)
+		}
+		if _, err := c.nc.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+		for range end - start {
+			out = append(out, show(c.read()))
+		}
+	}
+	return out
 }
