@@ -227,6 +227,8 @@ func execTx(x *Ctx) bool {
 	c.tx.queue = nil
 	c.tx.multi, c.tx.bad = false, false
 	defer e.unwatchAll(c)
+	// Even a null reply reports state (a watched key changed).
+	defer e.observed(c)
 	if tx.bad {
 		x.Error("EXECABORT Transaction discarded because of previous errors.")
 		return false
@@ -283,7 +285,6 @@ func execTx(x *Ctx) bool {
 			c.LogOff = e.Hooks.Log(txExec, nil)
 		}
 	}
-	e.observed(c)
 	// Exec's own accounting (Dirty, logging) is done here: report no
 	// change so Exec does not log EXEC again.
 	return false
