@@ -360,6 +360,7 @@ func TestUnmeetableFPR(t *testing.T) {
 		{[]string{"BLOOMERY.RESERVE", "k", "scalable", "100", "1e-300"}, "ERR scalable cannot meet FPR 1e-300"},
 		{[]string{"BLOOMERY.RESERVE", "k", "blocked", "100", "1e-300"}, "ERR blocked cannot meet FPR 1e-300"},
 		{[]string{"BLOOMERY.RESERVE", "k", "cuckoo", "100", "1e-9"}, "ERR cuckoo cannot meet FPR 1e-09"},
+		{[]string{"BLOOMERY.WINDOW", "k", "60", "100", "1e-300"}, "ERR rotating cannot meet FPR 1e-300"},
 	} {
 		got := show(c.do(tc.args...))
 		if !strings.HasPrefix(got, "E:"+tc.want) || strings.Contains(got, "bloomery: invalid parameters") {

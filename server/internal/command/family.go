@@ -240,10 +240,24 @@ func famWindow(x *Ctx) bool {
 	if ng == 0 {
 		ng = rotatingDefaultGenerations
 	}
+	// Each generation is a Bloom filter for n items at p/ng: size it
+	// before allocating anything.
+	if p < minErrorRate {
+		x.Error(fmt.Sprintf("ERR rotating cannot meet FPR %g: items are hashed to 64 bits, so no filter can deliver an FPR below 2^-64 (%.2g)", p, minErrorRate))
+		return false
+	}
 	var genBytes int64
 	if bf, err := codec.Lookup(bloomery.KindBloom); err == nil {
-		if plan, err := bf.Plan(n, p/float64(ng)); err == nil {
-			genBytes = plan.Bytes
+		plan, err := bf.Plan(n, p/float64(ng))
+		if err != nil {
+			msg := strings.TrimSuffix(err.Error(), ": "+bloomery.ErrInvalidParams.Error())
+			x.Error(fmt.Sprintf("ERR rotating cannot meet FPR %g with %d generations of %d items: %s", p, ng, n, msg))
+			return false
+		}
+		genBytes = plan.Bytes
+		if uint64(genBytes)*uint64(ng) > x.memLimit() {
+			x.Error(errOOM)
+			return false
 		}
 	}
 	if msg := windowTooShort(window/time.Duration(ng), ng, genBytes); msg != "" {
