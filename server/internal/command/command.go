@@ -2,8 +2,9 @@
 // Redis commands clients and operators use, RedisBloom's BF.* and CF.*,
 // and Bloomery's BLOOMERY.* extras. Dispatch happens in one place (Exec),
 // which applies, in order: command lookup, the authentication gate, the
-// arity check, the persistence and memory gates, the keyspace lock, the
-// command itself, and the append-only log.
+// arity check, queueing inside MULTI (multi.go), the persistence and
+// memory gates, the keyspace lock, the command itself, the append-only
+// log, and the connection's durability target (see Env.observed).
 //
 // Reply texts follow Redis and RedisBloom 8.x exactly; docs/commands.md
 // lists them.
