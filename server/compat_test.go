@@ -78,7 +78,7 @@ func TestBFReplies(t *testing.T) {
 		{"E:WRONGTYPE Operation against a key holding the wrong kind of value", []string{"BF.INFO", "cf"}},
 		{"0", []string{"BF.EXISTS", "cf", "a"}},
 		{"[0]", []string{"BF.MEXISTS", "cf", "a"}},
-		{"E:ERR item exists", []string{"BF.RESERVE", "cf", "0.01", "100"}},
+		{"E:WRONGTYPE Operation against a key holding the wrong kind of value", []string{"BF.RESERVE", "cf", "0.01", "100"}},
 		{"MBbloom--", []string{"TYPE", "k"}},
 		{"MBbloomCF", []string{"TYPE", "cf"}},
 		{"none", []string{"TYPE", "missing"}},

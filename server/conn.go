@@ -81,6 +81,7 @@ func (c *conn) closeRead() {
 func (c *conn) serve() {
 	s := c.s
 	defer func() {
+		s.env.Release(c.cc)
 		c.nc.Close()
 		c.releaseMemory()
 		s.mu.Lock()

@@ -424,7 +424,7 @@ func TestInfoMemoryCountsEverything(t *testing.T) {
 	if sum := f2["used_memory_dataset"] + f2["mem_clients_normal"] + f2["mem_aof_buffer"]; f2["used_memory"] != sum {
 		t.Errorf("used_memory %d, parts sum to %d", f2["used_memory"], sum)
 	}
-	if f2["mem_clients_normal"] != f2["mem_client_query_buffers"]+f2["mem_client_output_buffers"] {
+	if f2["mem_clients_normal"] != f2["mem_client_query_buffers"]+f2["mem_client_output_buffers"]+f2["mem_client_transactions"] {
 		t.Errorf("mem_clients_normal %d is not query + output buffers", f2["mem_clients_normal"])
 	}
 }
@@ -438,4 +438,39 @@ func (w lockedBuilder) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// TestTransactionQueueBounded: commands queued by MULTI are copies the
+// server holds until EXEC; they count against maxmemory and are bounded
+// by the query-buffer budget, so queueing cannot grow without limit.
+func TestTransactionQueueBounded(t *testing.T) {
+	_, addr := startServer(t, Config{MaxQueryBuffer: 4 << 20})
+	c := dial(t, addr)
+	c.expect("OK", "MULTI")
+	item := strings.Repeat("x", 64<<10)
+	refused := -1
+	for i := 0; i < 100; i++ {
+		if r := show(c.do("BF.ADD", "k", item)); r != "QUEUED" {
+			if !strings.Contains(r, "transaction too large") {
+				t.Fatalf("queued command %d: %s", i, r)
+			}
+			refused = i
+			break
+		}
+	}
+	if refused < 0 {
+		t.Fatal("6.4 MB queued under a 4 MiB budget")
+	}
+	other := dial(t, addr)
+	info := show(other.do("INFO", "memory"))
+	if !strings.Contains(info, "mem_client_transactions:") || strings.Contains(info, "mem_client_transactions:0\r\n") {
+		t.Errorf("INFO memory does not count the queue:\n%s", info)
+	}
+	if r := show(c.do("EXEC")); !strings.HasPrefix(r, "E:EXECABORT") {
+		t.Fatalf("EXEC after a refused queue: %s", r)
+	}
+	if r := show(other.do("INFO", "memory")); !strings.Contains(r, "mem_client_transactions:0\r\n") {
+		t.Errorf("queue not released after EXEC:\n%s", r)
+	}
+	c.expect("0", "EXISTS", "k")
 }

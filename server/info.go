@@ -48,14 +48,16 @@ func (h hooks) Info(section string) string {
 		dataset := s.store.Used()
 		s.store.RUnlock()
 		query, output := uint64(max(0, s.mem.query.Used())), uint64(max(0, s.mem.output.Load()))
+		txq := uint64(max(0, s.env.TxBytes.Load()))
 		aofBuf := uint64(s.aof.BufferBytes())
-		used := dataset + query + output + aofBuf
+		used := dataset + query + output + txq + aofBuf
 		f("used_memory", used)
 		f("used_memory_human", human(used))
 		f("used_memory_dataset", dataset)
-		f("mem_clients_normal", query+output)
+		f("mem_clients_normal", query+output+txq)
 		f("mem_client_query_buffers", query)
 		f("mem_client_output_buffers", output)
+		f("mem_client_transactions", txq)
 		f("mem_aof_buffer", aofBuf)
 		f("client_query_buffer_budget", s.mem.query.Limit)
 		f("used_memory_heap", ms.HeapAlloc)

@@ -39,7 +39,7 @@ type memAccount struct {
 // overhead is Env.Overhead: the memory counted against maxmemory outside
 // the keyspace.
 func (s *Server) overhead() uint64 {
-	return uint64(max(0, s.mem.query.Used()) + max(0, s.mem.output.Load()))
+	return uint64(max(0, s.mem.query.Used()) + max(0, s.mem.output.Load()) + max(0, s.env.TxBytes.Load()))
 }
 
 // accountOutput charges a change of the connection's reply-buffer

@@ -16,6 +16,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,6 +198,7 @@ func New(cfg Config) (*Server, error) {
 	s.env = &command.Env{
 		Store: s.store, Hooks: hooks{s}, Password: cfg.Password, MaxMemory: cfg.MaxMemory,
 		MaxFilterBytes: 8 << 30, Started: s.started, Keys: cfg.Keys, Overhead: s.overhead,
+		MaxTxBytes: int64(cmp.Or(cfg.MaxQuery, resp.DefaultMaxQuery)), TxBudget: max(0, cfg.MaxQueryBuffer),
 	}
 	if err := s.load(); err != nil {
 		return nil, err
@@ -248,6 +250,15 @@ func (s *Server) load() error {
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	// A log that ends inside MULTI lost its EXEC in a crash: the
+	// transaction was never acknowledged and none of it was applied.
+	// DISCARD closes it in the log, or the commands appended from now on
+	// would replay as part of it.
+	torn, queued := rc.InMulti()
+	if torn {
+		s.env.Release(rc)
+		s.log.Warn("the append-only log ends inside a transaction (MULTI without EXEC, from a crash before EXEC was written): none of it was applied", "queued_commands", queued)
+	}
 	s.loadedKeys = s.store.Len()
 	s.loadedCommands = st.Commands
 	s.store.Dirty = uint64(st.Commands)
@@ -256,6 +267,12 @@ func (s *Server) load() error {
 		return err
 	}
 	s.aof = aof
+	if torn {
+		aof.Append([][]byte{[]byte("DISCARD")})
+		if err := aof.Sync(); err != nil {
+			return fmt.Errorf("server: close a torn transaction in the log: %w", err)
+		}
+	}
 	s.rewriteBase.Store(aof.Size())
 	s.log.Info("data loaded", "dir", s.cfg.Dir, "snapshot_keys", snapKeys, "snapshot_generation", gen,
 		"log_files", st.Files, "log_commands", st.Commands, "torn_bytes_truncated", st.Truncated,
@@ -448,19 +465,23 @@ func (h hooks) Log(args [][]byte, raw []byte) int64 {
 	return off
 }
 
+func (h hooks) LogEnd() int64     { return h.s.aof.End() }
 func (h hooks) PersistErr() error { return h.s.aof.Err() }
 func (h hooks) Save() error       { return h.s.snapshot(false) }
 func (h hooks) BGSave() error     { return h.s.snapshot(true) }
 func (h hooks) LastSave() int64   { return h.s.lastSave.Load() }
 
-func (h hooks) Shutdown(save bool) error {
+func (h hooks) Shutdown(save, force bool) error {
 	s := h.s
 	if save {
 		if err := s.snapshot(false); err != nil {
-			return err
+			if !force {
+				return err
+			}
+			s.log.Error("SHUTDOWN FORCE: snapshot failed; shutting down with the log only", "err", err)
 		}
 	}
-	s.log.Info("SHUTDOWN command received", "save", save)
+	s.log.Info("SHUTDOWN command received", "save", save, "force", force)
 	go s.Shutdown(context.Background())
 	return nil
 }

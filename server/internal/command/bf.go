@@ -1,6 +1,7 @@
 package command
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/bloomery/bloomery/server/internal/keyspace"
@@ -82,12 +83,26 @@ func (x *Ctx) createBloom(key []byte, p bfParams) (keyspace.Bloom, bool) {
 	return b, true
 }
 
-func isFilter(v keyspace.Value) bool {
-	switch v.(type) {
-	case keyspace.Bloom, keyspace.Cuckoo:
-		return true
+// existsError is the reply to creating a filter on key value v: "item
+// exists" when v is of the type being created (same reports whether it
+// is), WRONGTYPE otherwise, as RedisBloom answers.
+func (x *Ctx) existsError(same bool) {
+	if same {
+		x.Error(errItemExists)
+	} else {
+		x.Error(errWrongType)
 	}
-	return false
+}
+
+// minErrorRate is the smallest error rate any filter here can deliver:
+// items are hashed to 64 bits, and a query whose hash equals a stored
+// item's is a false positive whatever the filter, so no rate below 2^-64
+// can be met.
+const minErrorRate = 0x1p-64
+
+// errRateTooSmall is the reply to an error rate below minErrorRate.
+func errRateTooSmall(what string, rate float64) string {
+	return fmt.Sprintf("ERR %s %g is too small: items are hashed to 64 bits, so no filter can deliver an error rate below 2^-64 (%.2g)", what, rate, minErrorRate)
 }
 
 func parseErrorRate(b []byte) (float64, bool) {
@@ -113,6 +128,10 @@ func bfReserve(x *Ctx) bool {
 	}
 	if !(rate > 0 && rate < 1) {
 		x.Error(errErrorRange)
+		return false
+	}
+	if rate < minErrorRate {
+		x.Error(errRateTooSmall("error rate", rate))
 		return false
 	}
 	rate = min(rate, keyspace.BloomMaxErrorRate)
@@ -160,11 +179,8 @@ func bfReserve(x *Ctx) bool {
 		expansion = 0
 	}
 	if v := x.Store.Get(a[1]); v != nil {
-		if isFilter(v) {
-			x.Error(errItemExists)
-		} else {
-			x.Error(errWrongType)
-		}
+		_, same := v.(keyspace.Bloom)
+		x.existsError(same)
 		return false
 	}
 	if _, ok := x.createBloom(a[1], bfParams{uint64(capacity), rate, uint32(expansion)}); !ok {
@@ -378,6 +394,10 @@ func bfInsert(x *Ctx) bool {
 			f, ok := parseErrorRate(v)
 			if !ok || !(f > 0 && f < 1) {
 				x.Error("Bad error rate")
+				return false
+			}
+			if f < minErrorRate {
+				x.Error(errRateTooSmall("error rate", f))
 				return false
 			}
 			p.err = min(f, keyspace.BloomMaxErrorRate)

@@ -28,12 +28,13 @@ func (h *testHooks) Log(args [][]byte, raw []byte) int64 {
 	h.logged++
 	return int64(h.logged)
 }
+func (h *testHooks) LogEnd() int64              { return int64(h.logged) }
 func (*testHooks) PersistErr() error            { return nil }
 func (*testHooks) Info(string) string           { return "" }
 func (*testHooks) Save() error                  { return nil }
 func (*testHooks) BGSave() error                { return nil }
 func (*testHooks) LastSave() int64              { return 0 }
-func (*testHooks) Shutdown(bool) error          { return nil }
+func (*testHooks) Shutdown(bool, bool) error    { return nil }
 func (*testHooks) Config(string) (string, bool) { return "", false }
 func (*testHooks) ClientList() string           { return "" }
 

@@ -97,11 +97,8 @@ func cfReserve(x *Ctx) bool {
 	}
 	p.Capacity = uint64(capacity)
 	if v := x.Store.Get(a[1]); v != nil {
-		if isFilter(v) {
-			x.Error(errItemExists)
-		} else {
-			x.Error(errWrongType)
-		}
+		_, same := v.(keyspace.Cuckoo)
+		x.existsError(same)
 		return false
 	}
 	if _, ok := x.createCuckoo(a[1], p); !ok {

@@ -2,8 +2,9 @@
 // Redis commands clients and operators use, RedisBloom's BF.* and CF.*,
 // and Bloomery's BLOOMERY.* extras. Dispatch happens in one place (Exec),
 // which applies, in order: command lookup, the authentication gate, the
-// arity check, the persistence and memory gates, the keyspace lock, the
-// command itself, and the append-only log.
+// arity check, queueing inside MULTI (multi.go), the persistence and
+// memory gates, the keyspace lock, the command itself, the append-only
+// log, and the connection's durability target (see Env.observed).
 //
 // Reply texts follow Redis and RedisBloom 8.x exactly; docs/commands.md
 // lists them.
@@ -38,6 +39,12 @@ type Hooks interface {
 	// command's RESP encoding as the client sent it (parsing it yields
 	// args), logged as is instead of encoding args again.
 	Log(args [][]byte, raw []byte) int64
+	// LogEnd is the log offset just past the last appended command (an
+	// atomic load). After every command that read or wrote the keyspace
+	// the connection's LogOff becomes at least LogEnd, so its reply waits
+	// for every write it could have observed to be as durable as the
+	// fsync policy makes its own writes.
+	LogEnd() int64
 	// PersistErr is the persistence failure that stops writes, if any.
 	PersistErr() error
 	// Info renders one INFO section (lower-case name) without its header.
@@ -45,8 +52,10 @@ type Hooks interface {
 	Save() error
 	BGSave() error
 	LastSave() int64
-	// Shutdown stops the server after the current command's reply.
-	Shutdown(save bool) error
+	// Shutdown stops the server after the current command's reply,
+	// writing a snapshot first with save; a failed snapshot is returned
+	// (and the server keeps running) unless force.
+	Shutdown(save, force bool) error
 	// Config returns a configuration parameter's value for CONFIG GET.
 	Config(name string) (string, bool)
 	// ClientList renders CLIENT LIST.
@@ -69,6 +78,11 @@ type Env struct {
 	// with the keyspace against MaxMemory. It must be cheap (atomic loads)
 	// and safe for concurrent use: the memory gate calls it.
 	Overhead func() uint64
+	// MaxTxBytes bounds the bytes one MULTI may queue and TxBudget those
+	// all connections' transactions queue together (0 = no bound);
+	// TxBytes is what they hold now, counted in the server's Overhead.
+	MaxTxBytes, TxBudget int64
+	TxBytes              atomic.Int64
 	// Replaying is set while the log is replayed: nothing is logged and
 	// the memory gate is off.
 	Replaying bool
@@ -80,6 +94,7 @@ type Env struct {
 
 	statsOnce sync.Once
 	stats     []Stats
+	watch     watchTable
 }
 
 // Conn is one client's state.
@@ -92,8 +107,10 @@ type Conn struct {
 	Authed  bool
 	// Close asks the connection loop to flush and close.
 	Close bool
-	// LogOff is the log offset of this client's last logged command: its
-	// replies may be released once the log is durable up to there.
+	// LogOff is the log offset up to which the log must be durable before
+	// this client's replies are released: past its own last logged
+	// command, and past every command logged before it last read or wrote
+	// the keyspace (state it may have reported).
 	LogOff int64
 	W      *resp.Writer
 	// Raw is the current command's RESP bytes as received, or nil (see
@@ -121,6 +138,7 @@ type Conn struct {
 	// HELLO AUTH) is refused and before the reply is sent; it may delay
 	// the connection or set Close (the server's failed-AUTH throttle).
 	OnAuthFail func()
+	tx         txState
 }
 
 // TimingSample: one command in TimingSample per connection is timed for
@@ -134,6 +152,10 @@ const (
 	fRead                // reads the keyspace: read lock
 	fDenyOOM             // refused when memory is over maxmemory
 	fNoAuth              // allowed before authentication
+	fTxCtl               // runs at once inside MULTI (not queued): MULTI, EXEC, DISCARD, WATCH, QUIT
+	fNoMulti             // refused inside MULTI (it would wait for the lock EXEC holds)
+	fAllKeys             // every argument after the name is a key (for WATCH)
+	fFlush               // modifies every key (for WATCH)
 )
 
 // Spec describes one command.
@@ -305,6 +327,7 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	w := c.W
 	if spec == nil {
 		c.pendingTotal++
+		c.tx.bad = c.tx.multi
 		w.Error(unknownCommand(args))
 		return
 	}
@@ -320,7 +343,12 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	}
 	if (spec.Arity > 0 && len(args) != spec.Arity) || (spec.Arity < 0 && len(args) < -spec.Arity) {
 		st.errors.Add(1)
+		c.tx.bad = c.tx.multi
 		w.Error(fmt.Sprintf("ERR wrong number of arguments for '%s' command", spec.Name))
+		return
+	}
+	if c.tx.multi && spec.Flags&fTxCtl == 0 {
+		e.queue(c, spec, args)
 		return
 	}
 	if spec.Flags&fWrite != 0 && !e.Replaying {
@@ -358,6 +386,7 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 		e.Store.Lock()
 		if spec.Run(x) {
 			e.Store.Dirty++
+			e.touched(spec, args)
 			if !e.Replaying {
 				if x.LogArgs != nil {
 					c.LogOff = e.Hooks.Log(x.LogArgs, nil)
@@ -367,10 +396,12 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 			}
 		}
 		e.Store.Unlock()
+		e.observed(c)
 	case spec.Flags&fRead != 0:
 		e.Store.RLock()
 		spec.Run(x)
 		e.Store.RUnlock()
+		e.observed(c)
 	default:
 		spec.Run(x)
 	}
@@ -390,6 +421,22 @@ func (e *Env) Exec(c *Conn, args [][]byte) {
 	c.pendingCalls++
 	if x.failed {
 		st.errors.Add(1)
+	}
+}
+
+// observed raises c.LogOff to the log's end after c ran a command on the
+// keyspace: whatever the reply reports (an item present, a key existing)
+// may come from another client's write not yet durable, and the reply
+// must wait for it as for c's own writes. Every write the command could
+// observe was appended before it released the keyspace lock, so the end
+// read after that covers them. Cost: one atomic load; the connection's
+// flush makes no system call when the log is already durable there.
+func (e *Env) observed(c *Conn) {
+	if e.Replaying {
+		return
+	}
+	if end := e.Hooks.LogEnd(); end > c.LogOff {
+		c.LogOff = end
 	}
 }
 

@@ -12,7 +12,7 @@ func TestGlobMatch(t *testing.T) {
 		{"hello", "*lo", true}, {"hello", "*x*", false}, {"h*llo", `h\*llo`, true}, {"hello", `h\*llo`, false},
 		{"", "*", true}, {"a", "", false}, {"abc", "a**c", true},
 	} {
-		if got, _ := globMatch(tc.s, tc.p); got != tc.ok {
+		if got := globMatch(tc.s, tc.p); got != tc.ok {
 			t.Errorf("globMatch(%q, %q) = %v", tc.s, tc.p, got)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -46,18 +47,47 @@ func (x *Ctx) familyAt(key []byte) (keyspace.Family, bool, bool) {
 	return f, ok, !ok
 }
 
+// needAbsent reports whether key is free for a new family filter, else
+// replies "item exists" (a family key) or WRONGTYPE (a BF.* or CF.* key).
 func (x *Ctx) needAbsent(key []byte) bool {
 	if v := x.Store.Get(key); v != nil {
-		if isFilter(v) {
-			x.Error(errItemExists)
-		} else if _, ok := v.(keyspace.Family); ok {
-			x.Error(errItemExists)
-		} else {
-			x.Error(errWrongType)
-		}
+		_, same := v.(keyspace.Family)
+		x.existsError(same)
 		return false
 	}
 	return true
+}
+
+// fixedFPR reports whether a kind's FPR is set by its fingerprint width
+// alone (the static xor and binary fuse filters), whatever the target.
+func fixedFPR(k bloomery.Kind) bool {
+	switch k {
+	case bloomery.KindXor8, bloomery.KindFuse8, bloomery.KindFuse16, bloomery.KindFuse8x4, bloomery.KindFuse16x4:
+		return true
+	}
+	return false
+}
+
+// planFor sizes a filter of family fam for n items at FPR p, replying an
+// error and returning false when the kind cannot meet p (below 2^-64, a
+// size its constructor refuses, or a fixed FPR above p) or the plan does
+// not fit the memory limit. It allocates nothing.
+func (x *Ctx) planFor(fam codec.Family, n int, p float64, key []byte) bool {
+	if p < minErrorRate && !fixedFPR(fam.Kind) {
+		x.Error(fmt.Sprintf("ERR %v cannot meet FPR %g: items are hashed to 64 bits, so no filter can deliver an FPR below 2^-64 (%.2g)", fam.Kind, p, minErrorRate))
+		return false
+	}
+	plan, err := fam.Plan(n, p)
+	if err != nil {
+		msg := strings.TrimSuffix(err.Error(), ": "+bloomery.ErrInvalidParams.Error())
+		x.Error(fmt.Sprintf("ERR %v cannot meet FPR %g for %d items: %s", fam.Kind, p, n, msg))
+		return false
+	}
+	if fixedFPR(fam.Kind) && plan.FPR > p {
+		x.Error(fmt.Sprintf("ERR %v has a fixed FPR of %.2g (2^%.0f), above the requested %g: use a wider kind (fuse16 gives 2^-16) or one sized by FPR (ribbon, blocked, bloom)", fam.Kind, plan.FPR, math.Log2(plan.FPR), p))
+		return false
+	}
+	return x.admitKey(key, uint64(plan.Bytes))
 }
 
 // ErrUnknownKeyID starts the error reply to a KEYID the server's key file
@@ -170,10 +200,7 @@ func famReserve(x *Ctx) bool {
 		x.Error(errSyntax)
 		return false
 	}
-	if !x.needAbsent(a[1]) {
-		return false
-	}
-	if plan, err := fam.Plan(n, p); err == nil && !x.admitKey(a[1], uint64(plan.Bytes)) {
+	if !x.needAbsent(a[1]) || !x.planFor(fam, n, p, a[1]) {
 		return false
 	}
 	f, err := fam.New(n, p, hasherFor(k))
@@ -221,8 +248,33 @@ func famWindow(x *Ctx) bool {
 	if !x.needAbsent(a[1]) {
 		return false
 	}
+	window := time.Duration(secs * float64(time.Second))
+	ng := gens
+	if ng == 0 {
+		ng = rotatingDefaultGenerations
+	}
+	// Each generation is a Bloom filter for n items at p/ng: check that it
+	// can be built and that it lasts long enough before allocating.
+	if p < minErrorRate {
+		x.Error(fmt.Sprintf("ERR rotating cannot meet FPR %g: items are hashed to 64 bits, so no filter can deliver an FPR below 2^-64 (%.2g)", p, minErrorRate))
+		return false
+	}
+	var genBytes int64
+	if bf, err := codec.Lookup(bloomery.KindBloom); err == nil {
+		plan, err := bf.Plan(n, p/float64(ng))
+		if err != nil {
+			msg := strings.TrimSuffix(err.Error(), ": "+bloomery.ErrInvalidParams.Error())
+			x.Error(fmt.Sprintf("ERR rotating cannot meet FPR %g with %d generations of %d items: %s", p, ng, n, msg))
+			return false
+		}
+		genBytes = plan.Bytes
+	}
+	if msg := windowTooShort(window/time.Duration(ng), ng, genBytes); msg != "" {
+		x.Error(msg)
+		return false
+	}
 	rp := rotating.Params{
-		Window: time.Duration(secs * float64(time.Second)), Generations: gens,
+		Window: window, Generations: gens,
 		Capacity: n, FPR: p, Hasher: hasherFor(k),
 	}
 	if need, _, err := rotating.Size(rp); err == nil && !x.admitKey(a[1], need) {
@@ -240,8 +292,51 @@ func famWindow(x *Ctx) bool {
 	return true
 }
 
+// Dedup windows rotate by clearing their oldest generation under the
+// keyspace write lock, so a generation must last long enough for that
+// clearing to stay a small share of the server's time: at least
+// minGeneration, and at least one second per clearRate bytes of one
+// generation (64 MiB/s of clearing, about 1 % of one core at memclr's
+// several GB/s). Without it a window of microseconds cleared every
+// generation on every add.
+const (
+	minGeneration              = time.Millisecond
+	clearRate                  = 64 << 20
+	rotatingDefaultGenerations = 6 // rotating.Params' default
+)
+
+// windowTooShort returns the error reply for generations of length
+// genLen (gens of them, each of genBytes bytes) that rotate faster than
+// the limits above allow, or "".
+func windowTooShort(genLen time.Duration, gens int, genBytes int64) string {
+	need := max(minGeneration, time.Duration(float64(genBytes)/clearRate*float64(time.Second)))
+	if genLen >= need {
+		return ""
+	}
+	return fmt.Sprintf("ERR window too short: each of its %d generations would last %v; the minimum is %v for generations of %d bytes (1 ms, and 1 s per 64 MiB, so rotation clears at most 64 MiB/s)", gens, genLen, need.Round(time.Microsecond), genBytes)
+}
+
 type ifAbsent interface{ AddIfAbsent([]byte) bool }
 
+// addAlwaysChanges reports whether an add to a filter of kind k may change
+// its state even when it answers 0: the multiset families (counting,
+// quotient, cuckoo) add a copy of a present item, and a rotating window
+// refreshes an item seen only in an older generation. Such an add must be
+// logged whatever its reply, or a later delete (or expiry) replayed
+// without it leaves the item absent. The set families (Bloom kinds) answer
+// 0 only when no bit changed.
+func addAlwaysChanges(k bloomery.Kind) bool {
+	switch k {
+	case bloomery.KindCounting, bloomery.KindQuotient, bloomery.KindCuckoo, bloomery.KindRotating:
+		return true
+	}
+	return false
+}
+
+// famAdd runs BLOOMERY.ADD and BLOOMERY.SEEN. SEEN is add-if-absent: an
+// item the filter already claims is not added again (on a multiset family
+// a second copy would outlive one DEL), so its 0 means nothing changed.
+// The command is logged when any item changed the filter.
 func famAdd(x *Ctx) bool {
 	v, found, wrong := x.familyAt(x.Args[1])
 	if !x.present(found, wrong) {
@@ -259,6 +354,7 @@ func famAdd(x *Ctx) bool {
 	old := uint64(v.F.SizeBytes())
 	x.W.Array(len(items))
 	dirty := false
+	always := !seen && addAlwaysChanges(v.F.Kind())
 	refused := 0
 	for i, it := range items {
 		if grows {
@@ -275,12 +371,15 @@ func famAdd(x *Ctx) bool {
 			}
 		}
 		var added bool
-		if seen && hasIA {
+		switch {
+		case seen && hasIA:
 			added = ia.AddIfAbsent(it)
-		} else {
+		case seen:
+			added = !v.F.Contains(it) && ad.Add(it)
+		default:
 			added = ad.Add(it)
 		}
-		dirty = dirty || added
+		dirty = dirty || added || always
 		x.W.Bool(added)
 	}
 	if now := uint64(v.F.SizeBytes()); now != old {
@@ -335,6 +434,12 @@ func famLoad(x *Ctx) bool {
 		x.Error(msg)
 		return false
 	}
+	if r, ok := f.(*rotating.Filter); ok {
+		if msg := windowTooShort(r.GenerationLength(), r.NumGenerations(), int64(r.SizeBytes()/r.NumGenerations())); msg != "" {
+			x.Error(msg)
+			return false
+		}
+	}
 	if !x.store(x.Args[1], f, nil) {
 		return false
 	}
@@ -357,7 +462,7 @@ func famBuild(x *Ctx) bool {
 		return false
 	}
 	items := a[4:]
-	if plan, err := fam.Plan(len(items), p); err == nil && !x.admitKey(a[1], uint64(plan.Bytes)) {
+	if !x.planFor(fam, len(items), p, a[1]) {
 		return false
 	}
 	h := hashing.XXH3(0)

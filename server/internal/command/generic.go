@@ -17,7 +17,7 @@ func init() {
 	register(
 		&Spec{Name: "ping", Arity: -1, Run: ping, Group: "connection", Help: "PING [message]"},
 		&Spec{Name: "echo", Arity: 2, Run: echo, Group: "connection", Help: "ECHO message"},
-		&Spec{Name: "quit", Arity: -1, Flags: fNoAuth, Run: quit, Group: "connection", Help: "QUIT"},
+		&Spec{Name: "quit", Arity: -1, Flags: fNoAuth | fTxCtl, Run: quit, Group: "connection", Help: "QUIT"},
 		&Spec{Name: "select", Arity: 2, Run: selectDB, Group: "connection", Help: "SELECT index (only 0)"},
 		&Spec{Name: "hello", Arity: -1, Flags: fNoAuth, Run: hello, Group: "connection", Help: "HELLO [protover [AUTH username password] [SETNAME clientname]]"},
 		&Spec{Name: "auth", Arity: -2, Flags: fNoAuth, Run: auth, Group: "connection", Help: "AUTH [username] password"},
@@ -27,19 +27,19 @@ func init() {
 		&Spec{Name: "config", Arity: -2, Run: config, Group: "server", Help: "CONFIG GET parameter ..."},
 		&Spec{Name: "dbsize", Arity: 1, Flags: fRead, Run: dbsize, Group: "server", Help: "DBSIZE"},
 		&Spec{Name: "exists", Arity: -2, Flags: fRead, Run: exists, Group: "generic", Help: "EXISTS key [key ...]"},
-		&Spec{Name: "del", Arity: -2, Flags: fWrite, Run: del, Group: "generic", Help: "DEL key [key ...]"},
-		&Spec{Name: "unlink", Arity: -2, Flags: fWrite, Run: del, Group: "generic", Help: "UNLINK key [key ...]"},
+		&Spec{Name: "del", Arity: -2, Flags: fWrite | fAllKeys, Run: del, Group: "generic", Help: "DEL key [key ...]"},
+		&Spec{Name: "unlink", Arity: -2, Flags: fWrite | fAllKeys, Run: del, Group: "generic", Help: "UNLINK key [key ...]"},
 		&Spec{Name: "type", Arity: 2, Flags: fRead, Run: typeCmd, Group: "generic", Help: "TYPE key"},
 		&Spec{Name: "keys", Arity: 2, Flags: fRead, Run: keys, Group: "generic", Help: "KEYS pattern"},
 		&Spec{Name: "scan", Arity: -2, Flags: fRead, Run: scan, Group: "generic", Help: "SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]"},
-		&Spec{Name: "rename", Arity: 3, Flags: fWrite, Run: rename, Group: "generic", Help: "RENAME key newkey"},
-		&Spec{Name: "flushall", Arity: -1, Flags: fWrite, Run: flushall, Group: "server", Help: "FLUSHALL [ASYNC|SYNC]"},
-		&Spec{Name: "flushdb", Arity: -1, Flags: fWrite, Run: flushall, Group: "server", Help: "FLUSHDB [ASYNC|SYNC]"},
-		&Spec{Name: "save", Arity: 1, Run: save, Group: "server", Help: "SAVE"},
-		&Spec{Name: "bgsave", Arity: -1, Run: bgsave, Group: "server", Help: "BGSAVE"},
-		&Spec{Name: "bgrewriteaof", Arity: 1, Run: bgsave, Group: "server", Help: "BGREWRITEAOF (same as BGSAVE: a snapshot resets the log)"},
+		&Spec{Name: "rename", Arity: 3, Flags: fWrite | fAllKeys, Run: rename, Group: "generic", Help: "RENAME key newkey"},
+		&Spec{Name: "flushall", Arity: -1, Flags: fWrite | fFlush, Run: flushall, Group: "server", Help: "FLUSHALL [ASYNC|SYNC]"},
+		&Spec{Name: "flushdb", Arity: -1, Flags: fWrite | fFlush, Run: flushall, Group: "server", Help: "FLUSHDB [ASYNC|SYNC]"},
+		&Spec{Name: "save", Arity: 1, Flags: fNoMulti, Run: save, Group: "server", Help: "SAVE"},
+		&Spec{Name: "bgsave", Arity: -1, Flags: fNoMulti, Run: bgsave, Group: "server", Help: "BGSAVE"},
+		&Spec{Name: "bgrewriteaof", Arity: 1, Flags: fNoMulti, Run: bgsave, Group: "server", Help: "BGREWRITEAOF (same as BGSAVE: a snapshot resets the log)"},
 		&Spec{Name: "lastsave", Arity: 1, Run: lastsave, Group: "server", Help: "LASTSAVE"},
-		&Spec{Name: "shutdown", Arity: -1, Run: shutdown, Group: "server", Help: "SHUTDOWN [NOSAVE|SAVE]"},
+		&Spec{Name: "shutdown", Arity: -1, Flags: fNoMulti, Run: shutdown, Group: "server", Help: "SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] | SHUTDOWN ABORT"},
 		&Spec{Name: "time", Arity: 1, Run: timeCmd, Group: "server", Help: "TIME"},
 	)
 }
@@ -394,12 +394,16 @@ func config(x *Ctx) bool {
 			x.Error("ERR wrong number of arguments for 'config|get' command")
 			return false
 		}
+		// Each argument is a glob pattern (Redis 7 takes several); a
+		// parameter matched by more than one is reported once.
 		var pairs []string
+		var seen [len(configNames)]bool
 		for _, a := range x.Args[2:] {
-			name := strings.ToLower(string(a))
-			for _, p := range configNames {
-				if ok, _ := globMatch(name, p); ok {
+			pat := strings.ToLower(string(a))
+			for i, p := range configNames {
+				if !seen[i] && globMatch(p, pat) {
 					if v, ok := x.Hooks.Config(p); ok {
+						seen[i] = true
 						pairs = append(pairs, p, v)
 					}
 				}
@@ -422,7 +426,7 @@ func config(x *Ctx) bool {
 	return false
 }
 
-var configNames = []string{"appendfsync", "appendonly", "bind", "databases", "dir", "maxclients", "maxmemory", "maxmemory-policy", "port", "save", "timeout"}
+var configNames = [...]string{"appendfsync", "appendonly", "bind", "client-output-buffer-limit", "client-query-buffer-budget", "databases", "dir", "maxclients", "maxmemory", "maxmemory-policy", "port", "save", "timeout"}
 
 func dbsize(x *Ctx) bool { x.W.Int(int64(x.Store.Len())); return false }
 
@@ -461,7 +465,7 @@ func keys(x *Ctx) bool {
 	pat := string(x.Args[1])
 	var out []string
 	for _, k := range x.Store.Keys() {
-		if ok, _ := globMatch(k, pat); ok {
+		if globMatch(k, pat) {
 			out = append(out, k)
 		}
 	}
@@ -513,7 +517,7 @@ func scan(x *Ctx) bool {
 	i := cur
 	for ; i < uint64(len(all)) && i < cur+uint64(count); i++ {
 		k := all[i]
-		if ok, _ := globMatch(k, pat); !ok {
+		if !globMatch(k, pat) {
 			continue
 		}
 		if typ != "" && !strings.EqualFold(x.Store.Get([]byte(k)).Type(), typ) {
@@ -576,19 +580,39 @@ func bgsave(x *Ctx) bool {
 
 func lastsave(x *Ctx) bool { x.W.Int(x.Hooks.LastSave()); return false }
 
+// shutdown is SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] | SHUTDOWN ABORT, as
+// in Redis. The server has no replicas to wait for, so a shutdown is
+// never pending: NOW changes nothing and ABORT always answers that no
+// shutdown is in progress. SAVE (the default) writes a snapshot first;
+// NOSAVE skips it (the log is still written and fsynced). If the
+// snapshot fails the server keeps running, unless FORCE.
 func shutdown(x *Ctx) bool {
-	save := true
+	save, nosave, force, abort := false, false, false, false
 	for _, a := range x.Args[1:] {
 		switch {
 		case eq(a, "nosave"):
-			save = false
-		case eq(a, "save"), eq(a, "now"), eq(a, "force"), eq(a, "abort"):
+			nosave = true
+		case eq(a, "save"):
+			save = true
+		case eq(a, "force"):
+			force = true
+		case eq(a, "abort"):
+			abort = true
+		case eq(a, "now"):
 		default:
 			x.Error(errSyntax)
 			return false
 		}
 	}
-	if err := x.Hooks.Shutdown(save); err != nil {
+	if (abort && len(x.Args) > 2) || (save && nosave) {
+		x.Error(errSyntax)
+		return false
+	}
+	if abort {
+		x.Error("ERR No shutdown in progress.")
+		return false
+	}
+	if err := x.Hooks.Shutdown(!nosave, force); err != nil {
 		x.Error("ERR Errors trying to SHUTDOWN. Check logs: " + err.Error())
 		return false
 	}
@@ -604,79 +628,104 @@ func timeCmd(x *Ctx) bool {
 	return false
 }
 
-// globMatch is Redis's glob: * ? [abc] [^a-z] and \ escapes.
-func globMatch(s, p string) (bool, error) {
-	for len(p) > 0 {
-		switch p[0] {
-		case '*':
-			for len(p) > 1 && p[1] == '*' {
-				p = p[1:]
+// globMatch reports whether key s matches pattern p in Redis' glob
+// syntax (stringmatchlen): * any run, ? any byte, [abc] [^abc] [a-z]
+// classes (a reversed range is swapped, \ escapes inside a class, an
+// unterminated class takes the rest of the pattern), and \ escaping the
+// next byte. Bytes compare exactly. A pattern of stars matches the empty
+// key (Redis gives that answer for KEYS * and SCAN MATCH *).
+//
+// Cost: O(len(p)*len(s)) time, no allocation, no recursion. Every token
+// but * matches exactly one byte, so on a mismatch only the latest star
+// needs to take one more byte: earlier stars can never help (the classic
+// wildcard argument), and no pattern can make the work exponential.
+func globMatch(s, p string) bool {
+	ok, _ := globMatchSteps(s, p)
+	return ok
+}
+
+// globMatchSteps is globMatch, also reporting the work done: pattern bytes
+// examined plus restarts after the latest star (for tests of the bound).
+func globMatchSteps(s, p string) (bool, int) {
+	steps := 0
+	si, pi := 0, 0
+	starP, starS := -1, 0 // pattern index after the latest star; key index it resumes from
+	for {
+		if pi < len(p) {
+			if p[pi] == '*' {
+				for pi < len(p) && p[pi] == '*' {
+					pi++
+					steps++
+				}
+				if pi == len(p) {
+					return true, steps
+				}
+				starP, starS = pi, si
+				continue
 			}
-			if len(p) == 1 {
-				return true, nil
-			}
-			for i := 0; i <= len(s); i++ {
-				if ok, _ := globMatch(s[i:], p[1:]); ok {
-					return true, nil
+			if si < len(s) {
+				n, ok := globToken(s[si], p[pi:])
+				steps += n
+				if ok {
+					si++
+					pi += n
+					continue
 				}
 			}
-			return false, nil
-		case '?':
-			if len(s) == 0 {
-				return false, nil
-			}
-			s, p = s[1:], p[1:]
-		case '[':
-			if len(s) == 0 {
-				return false, nil
-			}
-			p = p[1:]
-			not := len(p) > 0 && p[0] == '^'
-			if not {
-				p = p[1:]
-			}
-			match := false
-			for len(p) > 0 && p[0] != ']' {
-				switch {
-				case p[0] == '\\' && len(p) > 1:
-					if p[1] == s[0] {
-						match = true
-					}
-					p = p[2:]
-				case len(p) > 2 && p[1] == '-':
-					lo, hi := p[0], p[2]
-					if lo > hi {
-						lo, hi = hi, lo
-					}
-					if s[0] >= lo && s[0] <= hi {
-						match = true
-					}
-					p = p[3:]
-				default:
-					if p[0] == s[0] {
-						match = true
-					}
-					p = p[1:]
-				}
-			}
-			if len(p) > 0 {
-				p = p[1:]
-			}
-			if match == not {
-				return false, nil
-			}
-			s = s[1:]
-		case '\\':
-			if len(p) > 1 {
-				p = p[1:]
-			}
-			fallthrough
-		default:
-			if len(s) == 0 || s[0] != p[0] {
-				return false, nil
-			}
-			s, p = s[1:], p[1:]
+		} else if si == len(s) {
+			return true, steps
 		}
+		if starP < 0 || starS >= len(s) {
+			return false, steps
+		}
+		starS++
+		si, pi = starS, starP
+		steps++
 	}
-	return len(s) == 0, nil
+}
+
+// globToken matches byte c against the token (not a star) that begins p,
+// returning the token's length in bytes and whether c matches it.
+func globToken(c byte, p string) (int, bool) {
+	switch p[0] {
+	case '?':
+		return 1, true
+	case '\\':
+		if len(p) >= 2 {
+			return 2, p[1] == c
+		}
+		return 1, c == '\\'
+	case '[':
+		j := 1
+		not := j < len(p) && p[j] == '^'
+		if not {
+			j++
+		}
+		match := false
+		n := len(p)
+		for j < len(p) {
+			if p[j] == '\\' && len(p)-j >= 2 {
+				match = match || p[j+1] == c
+				j += 2
+				continue
+			}
+			if p[j] == ']' {
+				n = j + 1
+				break
+			}
+			if len(p)-j >= 3 && p[j+1] == '-' {
+				lo, hi := p[j], p[j+2]
+				if lo > hi {
+					lo, hi = hi, lo
+				}
+				match = match || (lo <= c && c <= hi)
+				j += 3
+				continue
+			}
+			match = match || p[j] == c
+			j++
+		}
+		return n, match != not
+	}
+	return 1, p[0] == c
 }

@@ -101,6 +101,10 @@ type Log struct {
 
 	stop chan struct{}
 	done chan struct{}
+	// endA mirrors end for End, which must not take mu.
+	endA atomic.Int64
+	// syncHook, if set, runs before every fsync of the log (SetSyncHook).
+	syncHook atomic.Pointer[func()]
 }
 
 // LogName is the file name of a log generation.
@@ -155,6 +159,7 @@ func (l *Log) Append(args [][]byte) int64 {
 	l.buf = resp.AppendCommand(l.buf, args)
 	l.end += int64(len(l.buf) - n)
 	end := l.end
+	l.endA.Store(end)
 	l.mu.Unlock()
 	return end
 }
@@ -167,6 +172,7 @@ func (l *Log) AppendRaw(cmd []byte) int64 {
 	l.buf = append(l.buf, cmd...)
 	l.end += int64(len(cmd))
 	end := l.end
+	l.endA.Store(end)
 	l.mu.Unlock()
 	return end
 }
@@ -260,6 +266,9 @@ func (l *Log) syncLocked(fsync bool) error {
 		}
 	}
 	if fsync && l.synced.Load() < end {
+		if h := l.syncHook.Load(); h != nil {
+			(*h)()
+		}
 		if err := f.Sync(); err != nil {
 			return l.fail(fmt.Errorf("persist: fsync log: %w", err))
 		}
@@ -482,4 +491,21 @@ func syncDir(dir string) error {
 		return fmt.Errorf("persist: fsync dir: %w", err)
 	}
 	return nil
+}
+
+// End is the global log offset (across generations) just past the last
+// Append or AppendRaw: Flush(End()) makes durable every command appended
+// so far. A command that observed the keyspace waits for End() read after
+// it ran, so its reply never reports state that a crash could still take
+// back. Cost: one atomic load; safe for concurrent use.
+func (l *Log) End() int64 { return l.endA.Load() }
+
+// SetSyncHook makes f run before every fsync of the log (nil removes it),
+// for tests that need a slow or stalled fsync. Safe for concurrent use.
+func (l *Log) SetSyncHook(f func()) {
+	if f == nil {
+		l.syncHook.Store(nil)
+		return
+	}
+	l.syncHook.Store(&f)
 }
