@@ -1,0 +1,313 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/bloomery/bloomery/server/internal/persist"
+)
+
+// Fault-injection tests of the data files: damaged, truncated, missing
+// and left-over files, and two servers on one directory. The full-disk
+// test is in fault_persist_linux_test.go.
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// fillLog writes n BF.ADD commands one at a time under "always" (one log
+// record each) and shuts the server down; it returns the log's path.
+func fillLog(t *testing.T, dir string, n int) string {
+	t.Helper()
+	s, addr := startServer(t, Config{Dir: dir, AppendFsync: "always"})
+	c := dial(t, addr)
+	c.expect("OK", "BF.RESERVE", "bf", "0.001", "1000")
+	c.expect("OK", "CF.RESERVE", "cf", "1000")
+	for i := 0; i < n; i++ {
+		c.expect("1", "BF.ADD", "bf", fmt.Sprintf("item-%04d", i))
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, persist.LogName(0))
+}
+
+// mustRefuse checks that New refuses the directory with an error naming
+// want (each string), and that the log file is byte for byte unchanged.
+func mustRefuse(t *testing.T, dir, path string, want ...string) {
+	t.Helper()
+	before, _ := os.ReadFile(path)
+	s, err := New(Config{Dir: dir, Logger: quietLogger()})
+	if err == nil {
+		s.Shutdown(context.Background())
+		t.Fatalf("damaged data directory accepted; want an error naming %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("error %q does not name %q", err, w)
+		}
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatalf("refusing to start changed the log (%d -> %d bytes)", len(before), len(after))
+	}
+}
+
+// flipAt flips one bit of the byte at the first occurrence of find (plus
+// delta) in the file.
+func flipAt(t *testing.T, path, find string, delta int, mask byte) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte(find))
+	if i < 0 {
+		t.Fatalf("%q not in %s", find, path)
+	}
+	b[i+delta] ^= mask
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return i + delta
+}
+
+// A flipped byte inside an item, a key name or a command name would replay
+// as different data (BF.ADD bf item-0007 as item-0006, as a BF.ADD on key
+// "bg", or CF.ADD bf: every one a valid command); each must refuse to start.
+func TestFaultFlippedBytes(t *testing.T) {
+	cases := []struct {
+		name, find string
+		delta      int
+		mask       byte
+	}{
+		{"item", "item-0007", 8, 0x01},                                // item-0007 -> item-0006
+		{"key", "$2\r\nbf\r\n$9\r\nitem-0010", 5, 0x01},               // bf -> bg
+		{"command", "BF.ADD\r\n$2\r\nbf\r\n$9\r\nitem-0020", 0, 0x01}, // BF.ADD -> CF.ADD
+		{"bulk length", "$9\r\nitem-0030", 1, 0x0f},                   // $9 -> $6
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := fillLog(t, dir, 40)
+			flipAt(t, path, tc.find, tc.delta, tc.mask)
+			mustRefuse(t, dir, path, path, "refusing to start", "accept-log-loss")
+		})
+	}
+}
+
+// A corrupted length near the end of the log (the damage of issue 25 item
+// 11: 19,737 bytes of acknowledged commands were deleted as a "torn tail")
+// refuses to start; AcceptLogLoss then starts without the commands from
+// the damage on, and the bytes cut are kept in a file beside the log.
+func TestFaultCorruptLengthNearEnd(t *testing.T) {
+	dir := t.TempDir()
+	path := fillLog(t, dir, 400)
+	// The tenth item from the end, "$9\r\nitem-03..\r\n" -> "$999\r\nm-03..\r\n":
+	// the bulk now runs past the end of the file, as a torn command's would.
+	b, _ := os.ReadFile(path)
+	off := len(b)
+	for range 10 {
+		off = bytes.LastIndex(b[:off], []byte("$9\r\nitem-03"))
+	}
+	copy(b[off:], "$999\r\nm-03")
+	os.WriteFile(path, b, 0o600)
+	mustRefuse(t, dir, path, path, "refusing to start", "accept-log-loss")
+	damaged, _ := os.ReadFile(path)
+	s, addr := startServer(t, Config{Dir: dir, AcceptLogLoss: true})
+	c := dial(t, addr)
+	c.expect("1", "BF.EXISTS", "bf", "item-0389")
+	s.Shutdown(context.Background())
+	kept, _ := os.ReadFile(path)
+	aside := asideFiles(t, dir)
+	if len(aside) != 1 {
+		t.Fatalf("moved-aside files: %v", aside)
+	}
+	moved, _ := os.ReadFile(aside[0])
+	n := len(damaged) - len(moved)
+	if len(moved) == 0 || !bytes.HasSuffix(damaged, moved) || n > off || len(kept) < n || !bytes.Equal(damaged[:n], kept[:n]) {
+		t.Fatalf("the cut bytes (%d) are not the damaged file's tail (%d bytes, damage at %d)", len(moved), len(damaged), off)
+	}
+}
+
+func asideFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, pat := range []string{"*.torn-*", "*.corrupt-*"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		out = append(out, m...)
+	}
+	return out
+}
+
+// Zero bytes in the middle of the log (a block the file system never
+// wrote, followed by later records) refuse to start; zeros at the end
+// are a torn tail.
+func TestFaultZerosInMiddle(t *testing.T) {
+	dir := t.TempDir()
+	path := fillLog(t, dir, 40)
+	b, _ := os.ReadFile(path)
+	i := bytes.Index(b, []byte("item-0020"))
+	copy(b[i-40:i+20], make([]byte, 60))
+	os.WriteFile(path, b, 0o600)
+	mustRefuse(t, dir, path, path, "refusing to start")
+}
+
+// Cutting the log at any point leaves a torn final record: the server
+// starts with every command before it, and the cut bytes of the torn
+// record are in a file beside the log, never deleted.
+func TestFaultTruncations(t *testing.T) {
+	dir := t.TempDir()
+	path := fillLog(t, dir, 40)
+	good, _ := os.ReadFile(path)
+	last := bytes.LastIndex(good, []byte("item-0039"))
+	prev := bytes.LastIndex(good, []byte("item-0038"))
+	for _, cut := range []int{len(good) - 1, last, last - 20, prev + 5} {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			d := t.TempDir()
+			copyDir(t, dir, d)
+			p := filepath.Join(d, persist.LogName(0))
+			os.WriteFile(p, good[:cut], 0o600)
+			var logs strings.Builder
+			s, addr := startServer(t, Config{Dir: d, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			c := dial(t, addr)
+			c.expect("1", "BF.EXISTS", "bf", "item-0037")
+			s.Shutdown(context.Background())
+			aside := asideFiles(t, d)
+			if len(aside) != 1 {
+				t.Fatalf("moved-aside files: %v\n%s", aside, logs.String())
+			}
+			moved, _ := os.ReadFile(aside[0])
+			kept := int64(cut - len(moved))
+			if len(moved) == 0 || !bytes.Equal(moved, good[kept:cut]) {
+				t.Fatalf("moved-aside bytes are not the torn tail: %d bytes", len(moved))
+			}
+			if !strings.Contains(logs.String(), "torn") {
+				t.Fatalf("no log line about the torn tail:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	ents, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() == "LOCK" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A deleted snapshot, or a deleted log generation, is noticed at start.
+func TestFaultMissingFiles(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := startServer(t, Config{Dir: dir, AppendFsync: "always"})
+	c := dial(t, addr)
+	c.expect("1", "BF.ADD", "bf", "before-save")
+	c.expect("OK", "SAVE")
+	c.expect("1", "BF.ADD", "bf", "after-save")
+	gen := s.aof.Gen()
+	s.Shutdown(context.Background())
+
+	d := t.TempDir()
+	copyDir(t, dir, d)
+	os.Remove(filepath.Join(d, persist.SnapshotName))
+	mustRefuse(t, d, filepath.Join(d, persist.LogName(gen)), persist.SnapshotName, "refusing to start")
+
+	d = t.TempDir()
+	copyDir(t, dir, d)
+	os.Remove(filepath.Join(d, persist.LogName(gen)))
+	mustRefuse(t, d, filepath.Join(d, persist.SnapshotName), persist.LogName(gen), "refusing to start")
+
+	// The untouched directory still starts, with both writes.
+	_, addr = startServer(t, Config{Dir: dir})
+	c = dial(t, addr)
+	c.expect("1", "BF.EXISTS", "bf", "before-save")
+	c.expect("1", "BF.EXISTS", "bf", "after-save")
+}
+
+// A second server on a directory in use is refused, naming the directory
+// and the holder's pid, and the first one's data is untouched.
+func TestFaultTwoServersOneDir(t *testing.T) {
+	dir := t.TempDir()
+	_, addr := startServer(t, Config{Dir: dir, AppendFsync: "always"})
+	c := dial(t, addr)
+	c.expect("1", "BF.ADD", "bf", "x")
+	s2, err := New(Config{Dir: dir, Logger: quietLogger()})
+	if err == nil {
+		s2.Shutdown(context.Background())
+		t.Fatal("a second server started on a directory in use")
+	}
+	if !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
+		t.Fatalf("error does not name the directory and the holder's pid: %v", err)
+	}
+	c.expect("1", "BF.ADD", "bf", "y")
+	c.expect("1", "BF.EXISTS", "bf", "x")
+}
+
+// Temp files of killed snapshots and logs superseded by the snapshot are
+// removed at start, with a log line naming them.
+func TestFaultLeftoverFilesCleaned(t *testing.T) {
+	dir := t.TempDir()
+	s, addr := startServer(t, Config{Dir: dir})
+	c := dial(t, addr)
+	c.expect("1", "BF.ADD", "bf", "x")
+	c.expect("OK", "SAVE")
+	gen := s.aof.Gen()
+	s.Shutdown(context.Background())
+	tmp := filepath.Join(dir, "snapshot-123456.tmp")
+	old := filepath.Join(dir, persist.LogName(gen-1))
+	os.WriteFile(tmp, make([]byte, 1000), 0o600)
+	os.WriteFile(old, encode("BF.ADD", "bf", "stale"), 0o600)
+	var logs strings.Builder
+	_, addr = startServer(t, Config{Dir: dir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	for _, p := range []string{tmp, old} {
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("%s not removed at start", p)
+		}
+		if !strings.Contains(logs.String(), filepath.Base(p)) {
+			t.Fatalf("no log line names %s:\n%s", filepath.Base(p), logs.String())
+		}
+	}
+	dial(t, addr).expect("0", "BF.EXISTS", "bf", "stale")
+}
+
+// Data files are private to the server's user.
+func TestFaultFileModes(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix file modes on Windows")
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	s, addr := startServer(t, Config{Dir: dir})
+	c := dial(t, addr)
+	c.expect("1", "BF.ADD", "bf", "x")
+	c.expect("OK", "SAVE")
+	s.Shutdown(context.Background())
+	fi, _ := os.Stat(dir)
+	if fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data directory mode %v, want 0700", fi.Mode().Perm())
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		fi, _ := e.Info()
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Fatalf("%s mode %v: readable by others", e.Name(), fi.Mode().Perm())
+		}
+	}
+}
