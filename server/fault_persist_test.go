@@ -7,17 +7,20 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bloomery/bloomery/server/internal/persist"
 )
 
 // Fault-injection tests of the data files: damaged, truncated, missing
 // and left-over files, and two servers on one directory. The full-disk
-// test is in fault_persist_linux_test.go.
+// test (TestFaultFullDisk) needs root for its tmpfs.
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -309,5 +312,206 @@ func TestFaultFileModes(t *testing.T) {
 		if fi.Mode().Perm()&0o077 != 0 {
 			t.Fatalf("%s mode %v: readable by others", e.Name(), fi.Mode().Perm())
 		}
+	}
+}
+
+// A full disk: a small tmpfs (root only) is filled while the server
+// runs. Writes fail and are refused (MISCONF), nothing refused is lost;
+// once space is freed, writes resume without a restart, BGSAVE works,
+// and SIGTERM exits 0. A restart replays everything acknowledged (the
+// partial record a failed write left was cut back, not kept in the
+// middle of the log).
+func TestFaultFullDisk(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root on Linux to mount a small tmpfs")
+	}
+	if testing.Short() {
+		t.Skip("subprocess test")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Skipf("SKIP: cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
+	dir := filepath.Join(mnt, "data")
+	ch := startChild(t, dir, "always")
+	defer ch.cmd.Process.Kill()
+	c := dial(t, ch.addr)
+	var acked []string
+	add := func(c *client, item string) any {
+		v := c.do("BF.ADD", "bf", item)
+		if v == int64(1) || v == int64(0) {
+			acked = append(acked, "bf:"+item)
+		}
+		return v
+	}
+	for i := range 100 {
+		add(c, fmt.Sprintf("before-%d", i))
+	}
+	filler := filepath.Join(mnt, "filler")
+	fill := func() {
+		f, err := os.Create(filler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		buf := make([]byte, 4096)
+		for {
+			if _, err := f.Write(buf); err != nil {
+				return
+			}
+		}
+	}
+	fill()
+	// Writes fail: the connection whose write failed is closed (its reply
+	// dropped), and later writes are refused with MISCONF.
+	item := strings.Repeat("x", 200)
+	refused := false
+	for i := 0; i < 200 && !refused; i++ {
+		nc := dial(t, ch.addr)
+		var pipe []byte
+		for j := 0; j < 50; j++ {
+			pipe = append(pipe, encode("BF.ADD", "bf", fmt.Sprintf("%s-%d-%d", item, i, j))...)
+		}
+		nc.nc.Write(pipe) // the server may close the connection meanwhile
+		for j := 0; j < 50; j++ {
+			nc.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			v, err := readReply(nc.br)
+			if err != nil {
+				break // closed: the log write failed
+			}
+			if e, ok := v.(respErr); ok && strings.HasPrefix(string(e), "MISCONF") {
+				refused = true
+				break
+			}
+			if v == int64(1) || v == int64(0) {
+				acked = append(acked, fmt.Sprintf("bf:%s-%d-%d", item, i, j))
+			}
+		}
+		nc.nc.Close()
+	}
+	if !refused {
+		t.Fatalf("no MISCONF on a full disk\n%s", ch.logs())
+	}
+	c = dial(t, ch.addr)
+	if v := c.do("BGSAVE"); !isErr(v) {
+		// The snapshot cannot be written either; it reports the error
+		// in the log, and writes stay refused.
+		time.Sleep(200 * time.Millisecond)
+	}
+	if v := c.do("BF.ADD", "bf", "while-full"); !isErr(v) {
+		t.Fatalf("write accepted on a full disk: %v", v)
+	}
+	// Free the space: writes resume within a few seconds, no restart.
+	os.Remove(filler)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v := c.do("BF.ADD", "bf", "after-free")
+		if !isErr(v) {
+			acked = append(acked, "bf:after-free")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("writes still refused 10 s after space was freed: %v\n%s", v, ch.logs())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for i := range 100 {
+		if v := add(c, fmt.Sprintf("after-%d", i)); isErr(v) {
+			t.Fatalf("write refused after recovery: %v", v)
+		}
+	}
+	c.expect("Background saving started", "BGSAVE")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		info := string(c.do("INFO", "persistence").([]byte))
+		if strings.Contains(info, "rdb_bgsave_in_progress:0") {
+			if !strings.Contains(info, "rdb_last_bgsave_status:ok") {
+				t.Fatalf("BGSAVE failed after recovery:\n%s\n%s", info, ch.logs())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("BGSAVE did not finish")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	add(c, "after-bgsave")
+	ch.cmd.Process.Signal(syscall.SIGTERM)
+	if err := ch.cmd.Wait(); err != nil {
+		t.Fatalf("SIGTERM after recovery: %v\n%s", err, ch.logs())
+	}
+	ch = startChild(t, dir, "always")
+	verify(t, ch.addr, acked, 0)
+	ch.cmd.Process.Signal(syscall.SIGTERM)
+	ch.cmd.Wait()
+	t.Logf("%d acknowledged adds across a full disk and recovery, all present after restart", len(acked))
+}
+
+func isErr(v any) bool { _, ok := v.(respErr); return ok }
+
+// The memory a snapshot needs beyond the keyspace: SAVE encodes each
+// value under the lock straight into the file's buffered writer (no copy
+// of the keyspace); BGSAVE copies each value once under the lock and
+// streams the copies (one copy, not the two of encoding everything and
+// then concatenating it into one buffer). Measured as the bytes the
+// snapshot allocates (runtime.MemStats.TotalAlloc delta) against the
+// snapshot's size, for 32 Bloom filters of 1.2 MB.
+func TestFaultSnapshotMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about 100 MB")
+	}
+	s, addr := startServer(t, Config{})
+	c := dial(t, addr)
+	for i := range 32 {
+		c.expect("OK", "BF.RESERVE", fmt.Sprint("bf", i), "0.01", "1000000")
+	}
+	measure := func(background bool) (alloc, peak uint64) {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		base, heap0 := ms.TotalAlloc, ms.HeapAlloc
+		stop := make(chan struct{})
+		peakc := make(chan uint64)
+		go func() {
+			var p uint64
+			for {
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				if m.HeapAlloc > heap0 {
+					p = max(p, m.HeapAlloc-heap0)
+				}
+				select {
+				case <-stop:
+					peakc <- p
+					return
+				case <-time.After(time.Millisecond):
+				}
+			}
+		}()
+		if err := s.snapshot(background); err != nil {
+			t.Fatal(err)
+		}
+		for s.saving.Load() {
+			time.Sleep(time.Millisecond)
+		}
+		close(stop)
+		peak = <-peakc
+		runtime.ReadMemStats(&ms)
+		return ms.TotalAlloc - base, peak
+	}
+	saveAlloc, savePeak := measure(false)
+	fi, err := os.Stat(filepath.Join(s.cfg.Dir, persist.SnapshotName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := uint64(fi.Size())
+	bgAlloc, bgPeak := measure(true)
+	t.Logf("snapshot of %d bytes: SAVE allocated %d (%.2fx), heap peak +%d; BGSAVE allocated %d (%.2fx), heap peak +%d",
+		size, saveAlloc, float64(saveAlloc)/float64(size), savePeak, bgAlloc, float64(bgAlloc)/float64(size), bgPeak)
+	if saveAlloc > size/4 {
+		t.Errorf("SAVE allocated %.2fx the snapshot's size; want no copy of the keyspace", float64(saveAlloc)/float64(size))
+	}
+	if bgAlloc > size+size/4 {
+		t.Errorf("BGSAVE allocated %.2fx the snapshot's size; want at most one copy", float64(bgAlloc)/float64(size))
 	}
 }

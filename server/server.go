@@ -156,6 +156,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.aof.SetRescue(func() {
+		s.mu.Lock()
+		closing := s.closing
+		s.mu.Unlock()
+		if closing {
+			return
+		}
 		if err := s.snapshot(true); err == nil {
 			s.log.Warn("snapshot started to reset the failed append-only log")
 		}
@@ -433,7 +439,10 @@ func (s *Server) snapshot(background bool) error {
 	if background {
 		entries = make([]persist.Entry, 0, count)
 		s.store.Each(func(k string, v keyspace.Value) {
-			entries = append(entries, persist.Entry{Key: k, Value: keyspace.AppendValue(nil, v)})
+			// Sized from the accounted memory, so that the encoding
+			// rarely grows (a growing append allocates twice).
+			buf := make([]byte, 0, v.MemBytes()+1024)
+			entries = append(entries, persist.Entry{Key: k, Value: keyspace.AppendValue(buf, v)})
 		})
 	} else {
 		var scratch []byte
