@@ -421,6 +421,14 @@ func TestFaultFullDisk(t *testing.T) {
 			t.Fatalf("write refused after recovery: %v", v)
 		}
 	}
+	// The failed write left no partial record in the middle of the log.
+	data, err := os.ReadFile(filepath.Join(dir, persist.LogName(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, n, err := persist.DecodeLog(data, func([][]byte) error { return nil }); err != nil || n < len(acked) {
+		t.Fatalf("log after recovery: %d commands for %d acknowledged, %v", n, len(acked), err)
+	}
 	c.expect("Background saving started", "BGSAVE")
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		info := string(c.do("INFO", "persistence").([]byte))
@@ -445,6 +453,7 @@ func TestFaultFullDisk(t *testing.T) {
 	ch.cmd.Process.Signal(syscall.SIGTERM)
 	ch.cmd.Wait()
 	t.Logf("%d acknowledged adds across a full disk and recovery, all present after restart", len(acked))
+
 }
 
 func isErr(v any) bool { _, ok := v.(respErr); return ok }

@@ -333,7 +333,9 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Shutdown stops accepting, closes every connection (each finishes the
 // command it is running and flushes its replies), waits for them until
-// ctx is done, then writes and fsyncs the log. It is idempotent.
+// ctx is done, then writes and fsyncs the log; if the log is failing
+// (full disk, I/O error), it takes a snapshot instead. Then it releases
+// the data directory's lock. It is idempotent.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdownOnce.Do(func() {
 		s.mu.Lock()

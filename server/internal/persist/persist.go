@@ -5,15 +5,19 @@
 // Files in the data directory:
 //
 //	snapshot.bsnap        the latest snapshot (see snapshot.go)
-//	appendonly.<gen>.aof  the logs; a snapshot records the generation of
-//	                      the first log that is NOT in it
+//	appendonly.<gen>.aof  the logs (format in logformat.go); a snapshot
+//	                      records the generation of the first log that is
+//	                      NOT in it
+//	MANIFEST              the files the directory must hold (manifest.go)
+//	LOCK                  the running server's lock (LockDir)
 //
 // Start-up loads the snapshot (generation G), then replays every log with
 // generation >= G in order. A snapshot switches the log to generation G+1
 // while the keyspace is locked, writes the snapshot (temp file, fsync,
-// rename, directory fsync), then deletes the logs older than G+1; a crash
-// at any point leaves either the old snapshot and all logs since it, or
-// the new one and all logs since it.
+// rename, directory fsync), records it in the manifest (SnapshotWritten),
+// then deletes the logs older than G+1; a crash at any point leaves
+// either the old snapshot and all logs since it, or the new one and all
+// logs since it.
 //
 // Durability per fsync policy: "always" writes and fsyncs the log before
 // any reply acknowledging a logged command is sent (group commit: one
@@ -175,6 +179,9 @@ func openLogFile(dir string, gen uint64, trunc bool) (*os.File, int64, error) {
 	}
 	if err != nil {
 		f.Close()
+		if trunc {
+			os.Remove(path) // a new generation that never started
+		}
 		return nil, 0, fmt.Errorf("persist: open log: %w", err)
 	}
 	return f, max(st.Size(), fileHdrLen), nil

@@ -24,11 +24,13 @@ var serveCmd = &command{
 	usage: `bloomery serve [--addr HOST:PORT] [--dir DIR] [--appendfsync always|everysec|no]
        [--requirepass PASS | --requirepass-file FILE] [--maxmemory BYTES] [--maxclients N]
        [--metrics-addr HOST:PORT] [--log-level debug|info|warn|error]
+       [--accept-log-loss]
 
 Every flag has an environment variable (BLOOMERY_ADDR, BLOOMERY_DIR,
 BLOOMERY_APPENDFSYNC, BLOOMERY_REQUIREPASS, BLOOMERY_REQUIREPASS_FILE,
 BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_METRICS_ADDR,
-BLOOMERY_LOG_LEVEL); a flag on the command line wins. SIGINT or SIGTERM
+BLOOMERY_LOG_LEVEL, BLOOMERY_ACCEPT_LOG_LOSS); a flag on the command
+line wins. SIGINT or SIGTERM
 shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 	flags: serveFlags,
 	run:   runServe,
@@ -37,6 +39,7 @@ shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 type serveOpts struct {
 	addr, dir, fsync, pass, passFile, maxmem, metrics, level string
 	maxclients                                               int
+	acceptLogLoss                                            bool
 }
 
 func envOr(name, def string) string {
@@ -58,6 +61,8 @@ func serveFlags(fs *flag.FlagSet) any {
 	fs.IntVar(&o.maxclients, "maxclients", mc, "maximum simultaneous clients")
 	fs.StringVar(&o.metrics, "metrics-addr", envOr("BLOOMERY_METRICS_ADDR", ""), "address of the Prometheus /metrics listener (empty = off)")
 	fs.StringVar(&o.level, "log-level", envOr("BLOOMERY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+	accept, _ := strconv.ParseBool(envOr("BLOOMERY_ACCEPT_LOG_LOSS", "false"))
+	fs.BoolVar(&o.acceptLogLoss, "accept-log-loss", accept, "start on a damaged append-only log, without the commands from the damage on (moved aside to a file, not deleted); for one start after the refusal that names the file")
 	return o
 }
 
@@ -113,7 +118,7 @@ func runServe(e *env, opts any, args []string) error {
 	}
 	srv, err := server.New(server.Config{
 		Dir: o.dir, AppendFsync: o.fsync, Password: pass, MaxMemory: maxmem,
-		MaxClients: o.maxclients, Addr: o.addr, Logger: logger,
+		MaxClients: o.maxclients, Addr: o.addr, Logger: logger, AcceptLogLoss: o.acceptLogLoss,
 	})
 	if err != nil {
 		return err
