@@ -524,3 +524,70 @@ func TestFaultSnapshotMemory(t *testing.T) {
 		t.Errorf("BGSAVE allocated %.2fx the snapshot's size; want at most one copy", float64(bgAlloc)/float64(size))
 	}
 }
+
+// A second server process on a directory in use exits non-zero at once,
+// naming the directory and the first one's pid; the lock dies with its
+// holder, so after a kill -9 the directory starts again.
+func TestFaultTwoServerProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("subprocess test")
+	}
+	dir := t.TempDir()
+	first := startChild(t, dir, "always")
+	dial(t, first.addr).expect("1", "BF.ADD", "bf", "x")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$") // killed if it starts and serves
+	cmd.Env = append(os.Environ(), "BLOOMERY_TEST_CHILD=1", "BLOOMERY_TEST_DIR="+dir, "BLOOMERY_TEST_FSYNC=always")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("second server on a directory in use started and served:\n%s", out)
+	}
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() == 0 {
+		t.Fatalf("second server did not fail: %v\n%s", err, out)
+	}
+	want := fmt.Sprintf("data directory %s is in use by another server (pid %d", dir, first.cmd.Process.Pid)
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("second server's message lacks %q:\n%s", want, out)
+	}
+	first.cmd.Process.Kill()
+	first.cmd.Wait()
+	again := startChild(t, dir, "always")
+	dial(t, again.addr).expect("1", "BF.EXISTS", "bf", "x")
+	again.cmd.Process.Signal(syscall.SIGTERM)
+	again.cmd.Wait()
+}
+
+// A data directory written before log checksums (a version 1 log, the
+// golden file of server/internal/persist/testdata) replays; new writes go
+// to a new generation in version 2, and from then on the manifest makes
+// a deleted version 1 generation refuse to start.
+func TestFaultV1LogReplays(t *testing.T) {
+	dir := t.TempDir()
+	v1, err := os.ReadFile("internal/persist/testdata/appendonly-v1.aof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, persist.LogName(0)), v1, 0o600)
+	s, addr := startServer(t, Config{Dir: dir, AppendFsync: "always"})
+	c := dial(t, addr)
+	c.expect("1", "BF.EXISTS", "bf", "hello")
+	c.expect("1", "BF.EXISTS", "bf", "b\r\nc")
+	c.expect("1", "CF.EXISTS", "cf", "item")
+	c.expect("1", "BF.ADD", "bf", "new")
+	if g := s.aof.Gen(); g != 1 {
+		t.Fatalf("appending to generation %d, want a new generation 1 after the version 1 log", g)
+	}
+	s.Shutdown(context.Background())
+	if b, _ := os.ReadFile(filepath.Join(dir, persist.LogName(0))); !bytes.Equal(b, v1) {
+		t.Fatal("the version 1 log was changed")
+	}
+	d := t.TempDir()
+	copyDir(t, dir, d)
+	os.Remove(filepath.Join(d, persist.LogName(0)))
+	mustRefuse(t, d, filepath.Join(d, persist.LogName(1)), persist.LogName(0), "refusing to start")
+	_, addr = startServer(t, Config{Dir: dir})
+	c = dial(t, addr)
+	c.expect("1", "BF.EXISTS", "bf", "hello")
+	c.expect("1", "BF.EXISTS", "bf", "new")
+}
