@@ -365,34 +365,7 @@ func TestFaultFullDisk(t *testing.T) {
 	fill()
 	// Writes fail: the connection whose write failed is closed (its reply
 	// dropped), and later writes are refused with MISCONF.
-	item := strings.Repeat("x", 200)
-	refused := false
-	for i := 0; i < 200 && !refused; i++ {
-		nc := dial(t, ch.addr)
-		var pipe []byte
-		for j := 0; j < 50; j++ {
-			pipe = append(pipe, encode("BF.ADD", "bf", fmt.Sprintf("%s-%d-%d", item, i, j))...)
-		}
-		nc.nc.Write(pipe) // the server may close the connection meanwhile
-		for j := 0; j < 50; j++ {
-			nc.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-			v, err := readReply(nc.br)
-			if err != nil {
-				break // closed: the log write failed
-			}
-			if e, ok := v.(respErr); ok && strings.HasPrefix(string(e), "MISCONF") {
-				refused = true
-				break
-			}
-			if v == int64(1) || v == int64(0) {
-				acked = append(acked, fmt.Sprintf("bf:%s-%d-%d", item, i, j))
-			}
-		}
-		nc.nc.Close()
-	}
-	if !refused {
-		t.Fatalf("no MISCONF on a full disk\n%s", ch.logs())
-	}
+	acked = append(acked, loadUntilRefused(t, ch, "a")...)
 	c = dial(t, ch.addr)
 	if v := c.do("BGSAVE"); !isErr(v) {
 		// The snapshot cannot be written either; it reports the error
@@ -450,10 +423,58 @@ func TestFaultFullDisk(t *testing.T) {
 	}
 	ch = startChild(t, dir, "always")
 	verify(t, ch.addr, acked, 0)
+	// SIGTERM while the disk is still full: neither the log nor a
+	// snapshot can be written, so the exit status says so; nothing
+	// acknowledged is lost.
+	fill()
+	acked = append(acked, loadUntilRefused(t, ch, "b")...)
 	ch.cmd.Process.Signal(syscall.SIGTERM)
-	ch.cmd.Wait()
-	t.Logf("%d acknowledged adds across a full disk and recovery, all present after restart", len(acked))
+	if err := ch.cmd.Wait(); err == nil || !strings.Contains(ch.logs(), "snapshot failed too") {
+		t.Fatalf("SIGTERM on a full disk: exit %v\n%s", err, ch.logs())
+	}
+	os.Remove(filler)
+	ch = startChild(t, dir, "always")
+	verify(t, ch.addr, acked, 1)
+	ch.cmd.Process.Signal(syscall.SIGTERM)
+	if err := ch.cmd.Wait(); err != nil {
+		t.Fatalf("final SIGTERM: %v\n%s", err, ch.logs())
+	}
+	t.Logf("%d acknowledged adds across two full disks, a recovery and a SIGTERM that could not save, all present after restart", len(acked))
 
+}
+
+// loadUntilRefused sends pipelines of BF.ADD (200-byte items tagged tag)
+// on fresh connections until a write is refused with MISCONF, and
+// returns the items acknowledged.
+func loadUntilRefused(t *testing.T, ch *child, tag string) []string {
+	t.Helper()
+	var acked []string
+	item := tag + strings.Repeat("x", 200)
+	for i := 0; i < 200; i++ {
+		nc := dial(t, ch.addr)
+		var pipe []byte
+		for j := 0; j < 50; j++ {
+			pipe = append(pipe, encode("BF.ADD", "bf", fmt.Sprintf("%s-%d-%d", item, i, j))...)
+		}
+		nc.nc.Write(pipe) // the server may close the connection meanwhile
+		for j := 0; j < 50; j++ {
+			nc.nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+			v, err := readReply(nc.br)
+			if err != nil {
+				break // closed: the log write failed
+			}
+			if e, ok := v.(respErr); ok && strings.HasPrefix(string(e), "MISCONF") {
+				nc.nc.Close()
+				return acked
+			}
+			if v == int64(1) || v == int64(0) {
+				acked = append(acked, fmt.Sprintf("bf:%s-%d-%d", item, i, j))
+			}
+		}
+		nc.nc.Close()
+	}
+	t.Fatalf("no MISCONF on a full disk\n%s", ch.logs())
+	return nil
 }
 
 func isErr(v any) bool { _, ok := v.(respErr); return ok }
