@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // LockName is the lock file's name in the data directory.
@@ -22,7 +24,13 @@ func LockDir(dir string) (*DirLock, error) {
 	path := filepath.Join(dir, LockName)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("persist: data directory %s is in use by another server, or one crashed (remove %s if none runs): %w", dir, path, err)
+		holder := "another process"
+		if b, rerr := os.ReadFile(path); rerr == nil {
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
+				holder = "pid " + strconv.Itoa(pid)
+			}
+		}
+		return nil, fmt.Errorf("persist: data directory %s is in use by another server (%s holds %s), or one crashed (remove the file if none runs): %w", dir, holder, path, err)
 	}
 	fmt.Fprintf(f, "%d\n", os.Getpid())
 	f.Close()
