@@ -193,8 +193,10 @@ func (s *Server) load() error {
 	if lerr != nil {
 		return fmt.Errorf("server: %w", lerr)
 	}
+	manFrom := uint64(0)
 	if haveMan {
-		if _, cerr := man.Check(dir, haveSnap, snap.Gen, gens); cerr != nil {
+		var cerr error
+		if manFrom, cerr = man.Check(dir, haveSnap, snap.Gen, gens); cerr != nil {
 			return fmt.Errorf("server: %w", cerr)
 		}
 	} else if len(gens) > 0 || haveSnap {
@@ -221,8 +223,8 @@ func (s *Server) load() error {
 	s.env.Replaying = true
 	rc := &command.Conn{ID: -1, Authed: true, W: resp.NewWriter(nil)}
 	from := gen
-	if haveMan && !haveSnap {
-		from = man.FirstLog
+	if haveMan {
+		from = manFrom // max(the manifest's first log, the snapshot's generation)
 	}
 	st, err := persist.ReplayWith(dir, persist.ReplayOptions{From: from, AcceptLoss: s.cfg.AcceptLogLoss}, func(args [][]byte) error {
 		rc.W.Reset()
