@@ -349,13 +349,16 @@ func TestTornTailAndCorruption(t *testing.T) {
 	path := filepath.Join(dir, persist.LogName(0))
 	good, _ := os.ReadFile(path)
 
-	// A torn tail: half a command. Truncated with a log line; data kept.
-	torn := append(append([]byte(nil), good...), encode("BF.ADD", "b", "partial")[:15]...)
+	// A torn tail: half a record (the last one's first 15 bytes again,
+	// its 12-byte header and 3 bytes of the command). Cut with a log
+	// line (and moved aside); data kept.
+	lastRec := 12 + len(encode("BF.ADD", "b", "99"))
+	torn := append(append([]byte(nil), good...), good[len(good)-lastRec:][:15]...)
 	os.WriteFile(path, torn, 0o644)
 	var logs strings.Builder
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	s2, addr2 := startServer(t, Config{Dir: dir, Logger: logger})
-	if !strings.Contains(logs.String(), "truncating torn tail") {
+	if !strings.Contains(logs.String(), "torn tail") {
 		t.Fatalf("no torn-tail log line:\n%s", logs.String())
 	}
 	dial(t, addr2).expect("100", "BF.CARD", "b")

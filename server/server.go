@@ -97,6 +97,10 @@ type Config struct {
 	// this long after it was accepted (default 10 s; negative = never).
 	// See idle.go for how they are enforced.
 	IdleTimeout, AuthTimeout time.Duration
+	// AcceptLogLoss lets the server start on a log damaged before its
+	// tail: the bytes from the damage on are moved aside to a file beside
+	// the log (never deleted) and the server starts without them.
+	AcceptLogLoss bool
 	// Addr is only reported (INFO tcp_port, CONFIG GET bind).
 	Addr string
 	// Logger receives structured logs (default slog.Default()).
@@ -128,6 +132,7 @@ type Server struct {
 	lastSaveOK     atomic.Bool
 	lastSaveDur    atomic.Int64
 	rewriteBase    atomic.Int64
+	dirLock        *persist.DirLock
 	shutdownOnce   sync.Once
 	shutdownErr    error
 	done           chan struct{}
@@ -141,9 +146,14 @@ type Server struct {
 	acceptLog      logLimiter
 }
 
-// New opens the data directory, loads the snapshot and replays the log.
-// It refuses to start on a damaged snapshot or a log damaged before its
-// tail (a torn tail is truncated and logged).
+// New opens the data directory (created with mode 0700 if missing),
+// locks it for the process (a second server on it fails, naming the
+// holder's pid), removes left-over temp files and superseded logs, loads
+// the snapshot and replays the logs. It refuses to start on a damaged
+// snapshot, a log damaged before its tail (a torn final record is cut and
+// moved aside, see persist.ReplayWith; Config.AcceptLogLoss accepts
+// losing a damaged part), or a file the manifest expects and the
+// directory lacks.
 func New(cfg Config) (*Server, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("server: Config.Dir is required")
@@ -185,8 +195,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.OutputSoftTime <= 0 {
 		cfg.OutputSoftTime = DefaultOutputSoftTime
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("server: data directory: %w", err)
+	}
+	lock, err := persist.LockDir(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, store: keyspace.New(), policy: policy,
@@ -200,16 +214,58 @@ func New(cfg Config) (*Server, error) {
 		MaxFilterBytes: 8 << 30, Started: s.started, Keys: cfg.Keys, Overhead: s.overhead,
 		MaxTxBytes: int64(cmp.Or(cfg.MaxQuery, resp.DefaultMaxQuery)), TxBudget: max(0, cfg.MaxQueryBuffer),
 	}
+	s.dirLock = lock
 	if err := s.load(); err != nil {
+		lock.Release()
 		return nil, err
 	}
+	s.aof.SetRescue(func() {
+		s.mu.Lock()
+		closing := s.closing
+		s.mu.Unlock()
+		if closing {
+			return
+		}
+		if err := s.snapshot(true); err == nil {
+			s.log.Warn("snapshot started to reset the failed append-only log")
+		}
+	})
 	return s, nil
 }
 
 func (s *Server) load() error {
 	t0 := time.Now()
+	dir := s.cfg.Dir
+	man, merr := persist.ReadManifest(dir)
+	haveMan := merr == nil
+	if merr != nil && !persist.IsNotExist(merr) {
+		return fmt.Errorf("server: %w", merr)
+	}
 	gen := uint64(0)
-	snap, err := persist.ReadSnapshot(s.cfg.Dir)
+	snap, err := persist.ReadSnapshot(dir)
+	haveSnap := err == nil
+	if err == nil {
+		// Logs below the snapshot's generation are superseded: a crash
+		// after the snapshot's rename left them.
+		if cerr := persist.Clean(dir, snap.Gen, s.log); cerr != nil {
+			return fmt.Errorf("server: %w", cerr)
+		}
+	} else if cerr := persist.Clean(dir, 0, s.log); cerr != nil {
+		return fmt.Errorf("server: %w", cerr)
+	}
+	gens, lerr := persist.ListLogs(dir)
+	if lerr != nil {
+		return fmt.Errorf("server: %w", lerr)
+	}
+	manFrom := uint64(0)
+	if haveMan {
+		var cerr error
+		if manFrom, cerr = man.Check(dir, haveSnap, snap.Gen, gens); cerr != nil {
+			return fmt.Errorf("server: %w", cerr)
+		}
+	} else if len(gens) > 0 || haveSnap {
+		s.log.Warn("data directory has no manifest (written by an older version): starting from the files present and writing one", "dir", dir)
+	}
 	switch {
 	case err == nil:
 		gen = snap.Gen
@@ -230,7 +286,11 @@ func (s *Server) load() error {
 	snapKeys := s.store.Len()
 	s.env.Replaying = true
 	rc := &command.Conn{ID: -1, Authed: true, W: resp.NewWriter(nil)}
-	st, err := persist.Replay(s.cfg.Dir, gen, func(args [][]byte) error {
+	from := gen
+	if haveMan {
+		from = manFrom // max(the manifest's first log, the snapshot's generation)
+	}
+	st, err := persist.ReplayWith(dir, persist.ReplayOptions{From: from, AcceptLoss: s.cfg.AcceptLogLoss}, func(args [][]byte) error {
 		rc.W.Reset()
 		s.env.Exec(rc, args)
 		if out := rc.W.Bytes(); len(out) > 0 && out[0] == '-' {
@@ -262,9 +322,24 @@ func (s *Server) load() error {
 	s.loadedKeys = s.store.Len()
 	s.loadedCommands = st.Commands
 	s.store.Dirty = uint64(st.Commands)
-	aof, err := persist.OpenLog(s.cfg.Dir, max(gen, st.LastGen), s.policy, s.log)
+	next := max(from, st.LastGen)
+	if st.Files > 0 && st.LastVersion != 2 {
+		next++ // never append to a version 1 log: start a new generation
+	}
+	aof, err := persist.OpenLog(dir, next, s.policy, s.log)
 	if err != nil {
 		return err
+	}
+	first := next
+	for _, g := range gens {
+		if g >= from {
+			first = min(first, g)
+			break
+		}
+	}
+	if err := aof.SetManifest(persist.Manifest{HasSnapshot: haveSnap, SnapshotGen: snap.Gen, FirstLog: first, LastLog: next}); err != nil {
+		aof.Close()
+		return fmt.Errorf("server: %w", err)
 	}
 	s.aof = aof
 	if torn {
@@ -275,7 +350,7 @@ func (s *Server) load() error {
 	}
 	s.rewriteBase.Store(aof.Size())
 	s.log.Info("data loaded", "dir", s.cfg.Dir, "snapshot_keys", snapKeys, "snapshot_generation", gen,
-		"log_files", st.Files, "log_commands", st.Commands, "torn_bytes_truncated", st.Truncated,
+		"log_files", st.Files, "log_commands", st.Commands, "torn_bytes_truncated", st.Truncated, "moved_aside", st.Aside,
 		"keys", s.store.Len(), "memory_bytes", s.store.Used(), "appendfsync", s.policy.String(),
 		"took", time.Since(t0).Round(time.Millisecond))
 	return nil
@@ -347,7 +422,9 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 
 // Shutdown stops accepting, closes every connection (each finishes the
 // command it is running and flushes its replies), waits for them until
-// ctx is done, then writes and fsyncs the log. It is idempotent.
+// ctx is done, then writes and fsyncs the log; if the log is failing
+// (full disk, I/O error), it takes a snapshot instead. Then it releases
+// the data directory's lock. It is idempotent.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdownOnce.Do(func() {
 		s.mu.Lock()
@@ -374,8 +451,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		//lint:ignore SA2001 taking the lock waited for a running snapshot to finish
 		s.saveMu.Unlock()
 		s.store.Lock()
-		err := s.aof.Close()
+		err := s.aof.Sync()
 		s.store.Unlock()
+		if err != nil {
+			// The log is failing: a snapshot holds everything and
+			// resets it, if the disk takes one.
+			s.log.Error("shutdown: the log cannot be written; taking a snapshot instead", "err", err)
+			if serr := s.snapshot(false); serr == nil {
+				err = nil
+			} else {
+				s.log.Error("shutdown: snapshot failed too", "err", serr)
+			}
+		}
+		s.store.Lock()
+		if cerr := s.aof.Close(); err == nil {
+			err = cerr
+		}
+		s.store.Unlock()
+		s.dirLock.Release()
 		if err != nil {
 			s.shutdownErr = fmt.Errorf("server: final log fsync: %w", err)
 			s.log.Error("shutdown: final log fsync failed", "err", err)
@@ -387,9 +480,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.shutdownErr
 }
 
-// snapshot writes a snapshot and starts an empty log generation. With
-// background, the file is written by a goroutine after the keyspace is
-// encoded and unlocked.
+// snapshot writes a snapshot and starts an empty log generation.
+//
+// Memory: the foreground snapshot (SAVE, SHUTDOWN) encodes each value
+// while the keyspace is locked straight into the file's buffered writer,
+// through one reused scratch buffer: it needs no copy of the keyspace,
+// only the largest value's encoding. A background snapshot must release
+// the lock before writing, so it copies each value's encoding (one copy
+// of the keyspace, point-in-time under the lock) and then streams them
+// to the file with a running CRC, without a second copy of the whole
+// encoding.
 func (s *Server) snapshot(background bool) error {
 	if !s.saving.CompareAndSwap(false, true) {
 		//lint:ignore ST1005 Redis's reply text, sent to clients as is
@@ -397,44 +497,75 @@ func (s *Server) snapshot(background bool) error {
 	}
 	s.saveMu.Lock()
 	t0 := time.Now()
-	s.store.Lock()
-	entries := make([]persist.Entry, 0, s.store.Len())
-	s.store.Each(func(k string, v keyspace.Value) {
-		entries = append(entries, persist.Entry{Key: k, Value: keyspace.AppendValue(nil, v)})
-	})
-	gen, err := s.aof.Switch()
-	dirty := s.store.Dirty
-	if err == nil {
-		s.store.Dirty = 0
-	}
-	s.store.Unlock()
-	if err != nil {
+	now := time.Now()
+	fail := func(err error, dirty uint64) error {
+		s.lastSaveDur.Store(int64(time.Since(t0)))
+		s.lastSaveOK.Store(false)
+		if dirty > 0 {
+			s.store.Lock()
+			s.store.Dirty += dirty
+			s.store.Unlock()
+		}
+		s.log.Error("snapshot failed", "err", err)
 		s.saving.Store(false)
 		s.saveMu.Unlock()
 		return err
 	}
+	s.store.Lock()
+	count := s.store.Len()
+	gen, err := s.aof.Switch()
+	if err != nil {
+		s.store.Unlock()
+		return fail(err, 0)
+	}
+	dirty := s.store.Dirty
+	s.store.Dirty = 0
 	s.rewriteBase.Store(0)
+	sw, err := persist.NewSnapshotWriter(s.cfg.Dir, gen, now.Unix(), uint64(count))
+	if err != nil {
+		s.store.Unlock()
+		return fail(err, dirty)
+	}
+	var entries []persist.Entry
+	if background {
+		entries = make([]persist.Entry, 0, count)
+		s.store.Each(func(k string, v keyspace.Value) {
+			// Sized from the accounted memory, so that the encoding
+			// rarely grows (a growing append allocates twice).
+			buf := make([]byte, 0, v.MemBytes()+1024)
+			entries = append(entries, persist.Entry{Key: k, Value: keyspace.AppendValue(buf, v)})
+		})
+	} else {
+		var scratch []byte
+		s.store.Each(func(k string, v keyspace.Value) {
+			scratch = keyspace.AppendValue(scratch[:0], v)
+			sw.Add(k, scratch) // an error is kept and returned by Commit
+		})
+	}
+	s.store.Unlock()
 	write := func() error {
-		defer s.saveMu.Unlock()
-		defer s.saving.Store(false)
-		now := time.Now()
-		data := persist.EncodeSnapshot(gen, now.Unix(), entries)
-		err := persist.WriteSnapshot(s.cfg.Dir, data)
+		for i := range entries {
+			if err := sw.Add(entries[i].Key, entries[i].Value); err != nil {
+				break
+			}
+			entries[i].Value = nil // let the collector take it once written
+		}
+		err := sw.Commit()
+		if err == nil {
+			err = s.aof.SnapshotWritten(gen)
+		}
 		if err == nil {
 			err = persist.RemoveBefore(s.cfg.Dir, gen)
 		}
-		s.lastSaveDur.Store(int64(time.Since(t0)))
 		if err != nil {
-			s.lastSaveOK.Store(false)
-			s.store.Lock()
-			s.store.Dirty += dirty
-			s.store.Unlock()
-			s.log.Error("snapshot failed", "err", err)
-			return err
+			return fail(err, dirty)
 		}
+		s.lastSaveDur.Store(int64(time.Since(t0)))
 		s.lastSave.Store(now.Unix())
 		s.lastSaveOK.Store(true)
-		s.log.Info("snapshot written", "keys", len(entries), "bytes", len(data), "generation", gen, "took", time.Since(t0).Round(time.Millisecond))
+		s.log.Info("snapshot written", "keys", count, "bytes", sw.Size(), "generation", gen, "took", time.Since(t0).Round(time.Millisecond))
+		s.saving.Store(false)
+		s.saveMu.Unlock()
 		return nil
 	}
 	if background {

@@ -27,6 +27,7 @@ var serveCmd = &command{
        [--max-query-buffer BYTES] [--client-output-buffer-limit "HARD SOFT SECONDS"]
        [--metrics-addr HOST:PORT] [--metrics-token TOKEN | --metrics-token-file FILE]
        [--metrics-key-labels hashed|on|off] [--log-level debug|info|warn|error]
+       [--accept-log-loss]
 
 Every flag has an environment variable (BLOOMERY_ADDR, BLOOMERY_DIR,
 BLOOMERY_APPENDFSYNC, BLOOMERY_REQUIREPASS, BLOOMERY_REQUIREPASS_FILE,
@@ -34,9 +35,8 @@ BLOOMERY_MAXMEMORY, BLOOMERY_MAXCLIENTS, BLOOMERY_TIMEOUT,
 BLOOMERY_AUTH_TIMEOUT, BLOOMERY_KEY_FILE, BLOOMERY_MAX_QUERY_BUFFER,
 BLOOMERY_CLIENT_OUTPUT_BUFFER_LIMIT, BLOOMERY_METRICS_ADDR,
 BLOOMERY_METRICS_TOKEN, BLOOMERY_METRICS_TOKEN_FILE,
-BLOOMERY_METRICS_KEY_LABELS, BLOOMERY_LOG_LEVEL); a flag on the command
-line wins. SIGINT or SIGTERM
-shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
+BLOOMERY_METRICS_KEY_LABELS, BLOOMERY_LOG_LEVEL, BLOOMERY_ACCEPT_LOG_LOSS); a
+flag on the command line wins. SIGINT or SIGTERM shuts down cleanly (the log is written and fsynced). See docs/server.md.`,
 	flags: serveFlags,
 	run:   runServe,
 }
@@ -48,6 +48,7 @@ type serveOpts struct {
 	metricsToken, metricsTokenFile, metricsKeyLabels         string
 	keyFile                                                  string
 	maxQueryBuf, outputLimit                                 string
+	acceptLogLoss                                            bool
 }
 
 func envOr(name, def string) string {
@@ -79,6 +80,8 @@ func serveFlags(fs *flag.FlagSet) any {
 	fs.StringVar(&o.metricsTokenFile, "metrics-token-file", envOr("BLOOMERY_METRICS_TOKEN_FILE", ""), "file holding the metrics token (first line)")
 	fs.StringVar(&o.metricsKeyLabels, "metrics-key-labels", envOr("BLOOMERY_METRICS_KEY_LABELS", "hashed"), "per-filter metrics labels: hashed (key_hash), on (key names) or off")
 	fs.StringVar(&o.level, "log-level", envOr("BLOOMERY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+	accept, _ := strconv.ParseBool(envOr("BLOOMERY_ACCEPT_LOG_LOSS", "false"))
+	fs.BoolVar(&o.acceptLogLoss, "accept-log-loss", accept, "start on a damaged append-only log, without the commands from the damage on (moved aside to a file, not deleted); for one start after the refusal that names the file")
 	return o
 }
 
@@ -176,7 +179,7 @@ func runServe(e *env, opts any, args []string) error {
 	}
 	srv, err := server.New(server.Config{
 		Dir: o.dir, AppendFsync: o.fsync, Password: pass, MaxMemory: maxmem,
-		MaxClients: o.maxclients, Addr: o.addr, Logger: logger,
+		MaxClients: o.maxclients, Addr: o.addr, Logger: logger, AcceptLogLoss: o.acceptLogLoss,
 		IdleTimeout: time.Duration(o.timeout) * time.Second, AuthTimeout: authTimeout,
 		MetricsToken: metricsToken, MetricsKeyLabels: o.metricsKeyLabels, Keys: keys,
 		MaxQueryBuffer: int64(min(maxQueryBuf, 1<<62)), OutputHard: outHard, OutputSoft: outSoft, OutputSoftTime: outTime,
