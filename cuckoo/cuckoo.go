@@ -765,6 +765,22 @@ func (f *Filter) swap(i uint64, j uint, tag uint64) uint64 {
 	return old
 }
 
+// Walk returns the state of the eviction walk's random choices. The table
+// and this state together decide where every later insert lands, so a
+// caller that saves the table (AppendBinary) and replays inserts made
+// after it on the decoded copy must restore the state with SetWalk, or
+// the copy takes other walks and an insert that fitted the original can
+// fail on it. The container format does not record it.
+func (f *Filter) Walk() uint64 { return f.rng }
+
+// SetWalk restores a state Walk returned. Zero, which the walk never
+// reaches, is ignored.
+func (f *Filter) SetWalk(state uint64) {
+	if state != 0 {
+		f.rng = state
+	}
+}
+
 // rand is xorshift64: enough to pick eviction slots; the walk's
 // correctness does not depend on its quality.
 func (f *Filter) rand() uint64 {

@@ -220,7 +220,24 @@ const (
 	typeBloom  = 1
 	typeCuckoo = 2
 	typeFamily = 3
+	// typeCuckooWalk is typeCuckoo followed by the filter's eviction-walk
+	// counter (u64), which replay of the log after a snapshot needs to
+	// take the same kicks as the live adds did (see rbcuckoo.Filter.Walk);
+	// typeCuckoo values, written before it, load with the counter at 0.
+	typeCuckooWalk = 4
+	// typeFamilyWalk is typeFamily followed by the filter's walk state
+	// (u64), for families whose inserts depend on one (cuckoo's eviction
+	// walk; see walker).
+	typeFamilyWalk = 5
 )
+
+// walker is a filter whose inserts depend on state outside its table (the
+// cuckoo family's eviction walk): the snapshot stores it so that replay of
+// the log after a snapshot makes the same inserts as the live server did.
+type walker interface {
+	Walk() uint64
+	SetWalk(uint64)
+}
 
 // AppendValue appends v's snapshot encoding.
 func AppendValue(b []byte, v Value) []byte {
@@ -228,7 +245,12 @@ func AppendValue(b []byte, v Value) []byte {
 	var chunk func(off uint64) []byte
 	switch x := v.(type) {
 	case Family:
-		b = append(b, typeFamily)
+		w, hasWalk := x.F.(walker)
+		if hasWalk {
+			b = append(b, typeFamilyWalk)
+		} else {
+			b = append(b, typeFamily)
+		}
 		b = binary.LittleEndian.AppendUint64(b, x.C.Reported)
 		b = binary.LittleEndian.AppendUint64(b, x.C.Negatives.Load())
 		if x.KeyID != "" {
@@ -244,6 +266,9 @@ func AppendValue(b []byte, v Value) []byte {
 		if err != nil {
 			panic(fmt.Sprintf("keyspace: encode %v: %v", x.F.Kind(), err))
 		}
+		if hasWalk {
+			out = binary.LittleEndian.AppendUint64(out, w.Walk())
+		}
 		return out
 	case Bloom:
 		b = append(b, typeBloom)
@@ -255,7 +280,7 @@ func AppendValue(b []byte, v Value) []byte {
 		b = binary.LittleEndian.AppendUint64(b, x.RawLen())
 		return x.AppendData(b)
 	case Cuckoo:
-		b = append(b, typeCuckoo)
+		b = append(b, typeCuckooWalk)
 		hdr = x.AppendHeader(nil)
 		chunk = x.Chunk
 	default:
@@ -277,6 +302,9 @@ func AppendValue(b []byte, v Value) []byte {
 		off += uint64(len(c))
 	}
 	binary.LittleEndian.PutUint64(b[lenAt:], off)
+	if c, ok := v.(Cuckoo); ok {
+		b = binary.LittleEndian.AppendUint64(b, c.Walk())
+	}
 	return b
 }
 
@@ -299,10 +327,22 @@ func DecodeValueKeys(p []byte, limit uint64, keys map[string][16]byte) (Value, e
 		c.Reported = reported
 		c.Negatives.Store(negatives)
 	}
-	if typ == typeFamily {
-		v, err := decodeFamily(p[17:], limit, keys)
+	if typ == typeFamily || typ == typeFamilyWalk {
+		body := p[17:]
+		var walk uint64
+		if typ == typeFamilyWalk {
+			if len(body) < 8 {
+				return nil, bad
+			}
+			walk = binary.LittleEndian.Uint64(body[len(body)-8:])
+			body = body[:len(body)-8]
+		}
+		v, err := decodeFamily(body, limit, keys)
 		if err != nil {
 			return nil, err
+		}
+		if w, ok := v.F.(walker); ok && typ == typeFamilyWalk {
+			w.SetWalk(walk)
 		}
 		setCounters(v.C)
 		return v, nil
@@ -315,6 +355,14 @@ func DecodeValueKeys(p []byte, limit uint64, keys map[string][16]byte) (Value, e
 	hdr := p[:hl]
 	dl := binary.LittleEndian.Uint64(p[hl:])
 	data := p[hl+8:]
+	var walk uint64
+	if typ == typeCuckooWalk {
+		if len(data) < 8 {
+			return nil, bad
+		}
+		walk = binary.LittleEndian.Uint64(data[len(data)-8:])
+		data = data[:len(data)-8]
+	}
 	if uint64(len(data)) != dl {
 		return nil, bad
 	}
@@ -333,7 +381,7 @@ func DecodeValueKeys(p []byte, limit uint64, keys map[string][16]byte) (Value, e
 		}
 		setCounters(v.C)
 		return v, nil
-	case typeCuckoo:
+	case typeCuckoo, typeCuckooWalk:
 		f, err := rbcuckoo.FromHeader(hdr, limit)
 		if err != nil {
 			return nil, err
@@ -344,6 +392,7 @@ func DecodeValueKeys(p []byte, limit uint64, keys map[string][16]byte) (Value, e
 		if err := f.LoadChunk(0, data); err != nil {
 			return nil, err
 		}
+		f.SetWalk(walk)
 		v := NewCuckoo(f)
 		setCounters(v.C)
 		return v, nil

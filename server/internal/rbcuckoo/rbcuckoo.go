@@ -224,6 +224,18 @@ func (f *Filter) add(k key, grow bool) error {
 	return nil
 }
 
+// Walk returns the eviction-walk counter: which slot the next kick
+// evicts, and which bucket it starts from, follow from it. The table and
+// the counter together decide every later add, so a snapshot that stores
+// the table must store the counter too: reloaded with another counter, the
+// same adds take other walks and one that fitted live can find a filter
+// that cannot grow full on replay (an acknowledged add lost).
+func (f *Filter) Walk() uint64 { return f.kick }
+
+// SetWalk restores a counter Walk returned (after FromHeader and
+// LoadChunk).
+func (f *Filter) SetWalk(k uint64) { f.kick = k }
+
 // kickIn displaces fingerprints along a cuckoo path of at most
 // maxIterations steps; on failure every displacement is undone.
 func (f *Filter) kickIn(s *sub, k key) bool {
