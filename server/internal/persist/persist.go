@@ -367,7 +367,7 @@ func (l *Log) appendDirect(cmd []byte) int64 {
 	l.end += int64(len(cmd))
 	end := l.end
 	l.endA.Store(end)
-	if err != nil || len(cmd) > maxRecord {
+	if err != nil || uint64(len(cmd)) > maxRecord {
 		// The log is failing: keep the command in order in the buffer
 		// for the retry.
 		l.buf = append(ensureHeader(l.buf), cmd...)
@@ -478,7 +478,7 @@ func (l *Log) syncLocked(fsync bool) error {
 	}
 	l.mu.Unlock()
 	if len(buf) > recHdrLen {
-		if len(buf)-recHdrLen > maxRecord {
+		if uint64(len(buf)-recHdrLen) > maxRecord {
 			l.pending, l.pendingEnd = buf, end
 			l.broken = true
 			return l.fail(fmt.Errorf("persist: write log: %d bytes buffered, over one record's limit", len(buf)-recHdrLen))
